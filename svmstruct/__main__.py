@@ -1,0 +1,3 @@
+from svmstruct.cli import main
+
+main()
