@@ -1,0 +1,160 @@
+"""Command line: parse options, call the library, write output. No math here."""
+from __future__ import annotations
+
+import sys
+
+import click
+import numpy as np
+
+from svmstruct.errors import InputError
+
+DEFAULT_C = 1.0
+ALGORITHMS_1SLACK = ("3", "4")  # svm_perf/svm_struct -w values that mean the 1-slack algorithm
+
+
+def _progress_printer(verbosity: int):
+    def show(row: dict) -> None:
+        if verbosity >= 1:
+            click.echo(
+                f"iter {row['iteration']:4d}  violation {row['violation']:.6g}  primal {row['primal']:.6f}  "
+                f"dual {row['dual']:.6f}  constraints {row['constraints']}  {row['seconds']:.2f}s",
+                err=True,
+            )
+
+    return show
+
+
+def _loss_options(f):
+    """Options read by the loss families' build(data, opts); each family uses the ones it knows."""
+    options = [
+        click.option("--b", "bias", type=float, default=1.0, show_default=True,
+                     help="svm_perf losses: value of the constant feature appended to every example (0 = no bias)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="svmstruct")
+def cli():
+    """Structural SVMs that optimise the measure you are judged by (1-slack cutting plane, OSQP, numba)."""
+
+
+@cli.command()
+@click.option("-c", "C", type=float, default=DEFAULT_C, show_default=True,
+              help="Trade-off C of the 1-slack objective 1/2|w|^2 + C xi (svm_perf/svm_rank scaling, see README).")
+@click.option("-e", "epsilon", type=float, default=None,
+              help="Stop when no constraint is violated by more than this (default: the loss's, e.g. 0.1 for svm_perf losses).")
+@click.option("-l", "loss_name", default="errorrate", show_default=True,
+              help="Loss: a name or svm_perf's numeric code (see `svmstruct losses`).")
+@click.option("-#", "max_iterations", type=int, default=100000, show_default=True, help="Maximum number of iterations.")
+@click.option("-v", "verbosity", type=click.IntRange(0, 3), default=1, show_default=True,
+              help="0 quiet; 1 one progress line per iteration and a summary on stderr.")
+@click.option("-w", "algorithm", default="3", show_default=True,
+              help="Accepted for svm_perf compatibility: 3 or 4 (both mean the 1-slack algorithm used here).")
+@click.option("--format", "model_format", type=click.Choice(["svmstruct", "svmlight"]), default="svmstruct",
+              show_default=True, help="Model file format; svmlight is readable by svm_perf_classify/svm_rank_classify.")
+@_loss_options
+@click.argument("train_file")
+@click.argument("model_file")
+def learn(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, train_file, model_file, **loss_opts):
+    """Train on TRAIN_FILE (SVMlight, '-' for stdin) and write MODEL_FILE."""
+    from svmstruct import data, losses, model, train
+
+    if algorithm not in ALGORITHMS_1SLACK:
+        raise InputError(f"-w {algorithm}: only the 1-slack algorithm (-w 3 or 4) is implemented")
+    if C <= 0:
+        raise InputError(f"-c must be positive, got {C}")
+    loss, name_opts = losses.lookup(loss_name)
+    opts = {**loss_opts, **name_opts}
+    dataset = data.read_svmlight(train_file)
+    problem = loss.build(dataset, opts)
+    eps = loss.default_epsilon if epsilon is None else epsilon
+    if eps <= 0:
+        raise InputError(f"-e must be positive, got {eps}")
+    if verbosity >= 1:
+        stats = ", ".join(f"{k} {v}" for k, v in problem.info.items())
+        click.echo(
+            f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features, "
+            f"{problem.n} examples{', ' + str(problem.skipped) + ' skipped' if problem.skipped else ''}"
+            f"{' (' + stats + ')' if stats else ''}; loss {loss.name}, C {C:g}, epsilon {eps:g}",
+            err=True,
+        )
+    result = train.train(problem, C, eps, max_iterations, _progress_printer(verbosity) if verbosity >= 1 else None)
+    trained = model.from_training(loss, opts, dataset, problem, result, C, eps)
+    if verbosity >= 1:
+        click.echo(train.summary(result), err=True)
+    text = model.format_svmlight(trained) if model_format == "svmlight" else model.format_model(trained)
+    model.atomic_write(model_file, text)
+
+
+@cli.command()
+@click.option("--format", "output_format", type=click.Choice(["scores", "trec"]), default="scores", show_default=True,
+              help="scores: one %.8f score per input line; trec: `qid Q0 docid rank score tag`.")
+@click.option("--tag", default="svmstruct", show_default=True, help="Run tag of the TREC format.")
+@click.option("-v", "verbosity", type=click.IntRange(0, 3), default=0, help="1: print a line of statistics on stderr.")
+@click.argument("test_file")
+@click.argument("model_file")
+@click.argument("output", default="-")
+def classify(output_format, tag, verbosity, test_file, model_file, output):
+    """Score TEST_FILE with MODEL_FILE (ours or svm_light/svm_perf/svm_rank's); write to OUTPUT (default stdout)."""
+    from svmstruct import data, model
+
+    trained = model.load_model(model_file)
+    dataset = data.read_svmlight(test_file)
+    scores = model.score(trained, dataset)
+    if output_format == "trec":
+        from svmstruct import trec
+
+        text = trec.format_run(dataset, scores, tag)
+    else:
+        text = "".join(f"{s:.8f}\n" for s in scores)
+    _write_output(output, text)
+    if verbosity >= 1:
+        click.echo(f"Scored {dataset.n_docs} documents of {dataset.path} with {model_file}", err=True)
+
+
+def _write_output(path: str, text: str) -> None:
+    from svmstruct import model
+
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        model.atomic_write(path, text)
+
+
+@cli.command(name="losses")
+def list_losses():
+    """List the losses with their names, aliases and default epsilon."""
+    from svmstruct.losses import REGISTRY
+
+    for loss in REGISTRY.values():
+        aliases = ",".join(loss.aliases)
+        click.echo(f"{loss.name:<14} {aliases:<12} {loss.family:<6} eps {loss.default_epsilon:<6g} {loss.summary}")
+
+
+def main(argv=None) -> None:
+    """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback."""
+    try:
+        cli.main(args=argv, prog_name="svmstruct", standalone_mode=False)
+    except InputError as e:
+        click.echo(f"svmstruct: error: {e}", err=True)
+        sys.exit(1)
+    except click.exceptions.Abort:
+        click.echo("svmstruct: aborted", err=True)
+        sys.exit(130)
+    except click.UsageError as e:
+        hint = f" (see 'svmstruct {e.ctx.info_name} --help')" if e.ctx is not None and e.ctx.parent is not None else " (see 'svmstruct --help')"
+        click.echo(f"svmstruct: error: {e.format_message()}{hint}", err=True)
+        sys.exit(2)
+    except click.ClickException as e:
+        click.echo(f"svmstruct: error: {e.format_message()}", err=True)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        click.echo("svmstruct: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.stderr.close()
+        sys.exit(141)

@@ -1,0 +1,157 @@
+"""The dual QP of the 1-slack cutting-plane algorithm, solved by OSQP (the only module that imports it).
+
+Joachims, Finley & Yu (2009), the dual of OP 5 over the working set of constraints (a_k, b_k):
+
+    max_alpha  sum_k alpha_k b_k - 1/2 alpha' G alpha    s.t.  alpha >= 0,  sum_k alpha_k <= C
+
+with G_kl = a_k . a_l; the primal solution is w = sum_k alpha_k a_k.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import osqp
+import scipy.sparse as sp
+
+# ADMM to moderate accuracy, then an exact solve on the active set it identifies (polish_active_set):
+# the objective must match the C originals to ~1e-5 relative.
+_SETTINGS = dict(
+    eps_abs=1e-4,
+    eps_rel=1e-4,
+    eps_prim_inf=1e-12,
+    eps_dual_inf=1e-12,
+    max_iter=200000,
+    polishing=False,  # OSQP 1.1 prints its polishing status on stdout even when quiet; we polish ourselves
+    verbose=False,
+    warm_starting=True,
+    adaptive_rho=True,
+)
+
+
+@dataclass
+class DualSolution:
+    alpha: np.ndarray
+    dual_objective: float  # sum alpha b - 1/2 alpha' G alpha
+    y: np.ndarray  # OSQP's constraint multipliers, kept to warm-start the next solve
+    status: str
+
+
+def solve_dual(G: np.ndarray, b: np.ndarray, C: float, alpha0=None, y0=None) -> DualSolution:
+    """Maximise sum(alpha*b) - alpha'G alpha/2 subject to alpha >= 0, sum(alpha) <= C.
+
+    alpha0/y0 warm-start OSQP (e.g. the previous iteration's solution padded with zeros).
+    """
+    m = len(b)
+    P, A = _upper_triangle(G), _simplex_constraints(m)
+    lower = np.concatenate([np.zeros(m), [-np.inf]])
+    upper = np.concatenate([np.full(m, np.inf), [C]])
+    solver = osqp.OSQP()
+    solver.setup(P, -np.asarray(b, dtype=float), A, lower, upper, **_SETTINGS)
+    if alpha0 is not None:
+        solver.warm_start(x=alpha0, y=y0 if y0 is not None else np.zeros(m + 1))
+    for tolerance in (None, 1e-10):  # a second, tighter solve only if the active set was not found
+        if tolerance is not None:
+            solver.update_settings(eps_abs=tolerance, eps_rel=tolerance)
+        result = solver.solve()
+        alpha = np.asarray(result.x, dtype=float)
+        if not np.all(np.isfinite(alpha)):
+            raise RuntimeError(f"OSQP failed on the dual QP: {result.info.status}")
+        alpha = project_feasible(alpha, C)
+        polished = polish_active_set(G, b, C, alpha)
+        if polished is not None:
+            return DualSolution(polished, dual_objective(G, b, polished), np.asarray(result.y, dtype=float), "polished")
+    return DualSolution(alpha, dual_objective(G, b, alpha), np.asarray(result.y, dtype=float), result.info.status)
+
+
+def _upper_triangle(G: np.ndarray) -> sp.csc_matrix:
+    """The upper triangle of the dense Gram matrix as CSC (OSQP's P), built without scipy's converters."""
+    m = len(G)
+    rows, cols = np.triu_indices(m)
+    order = np.lexsort((rows, cols))
+    rows, cols = rows[order], cols[order]
+    indptr = np.concatenate([[0], np.cumsum(np.arange(1, m + 1))])
+    return sp.csc_matrix((G[rows, cols], rows, indptr), shape=(m, m))
+
+
+def _simplex_constraints(m: int) -> sp.csc_matrix:
+    """[I; 1'] as CSC: column k holds row k (alpha_k >= 0) and row m (the sum)."""
+    rows = np.empty(2 * m, dtype=np.int64)
+    rows[0::2] = np.arange(m)
+    rows[1::2] = m
+    return sp.csc_matrix((np.ones(2 * m), rows, np.arange(0, 2 * m + 1, 2)), shape=(m + 1, m))
+
+
+def dual_objective(G: np.ndarray, b: np.ndarray, alpha: np.ndarray) -> float:
+    return float(alpha @ b - 0.5 * alpha @ (G @ alpha))
+
+
+def polish_active_set(G: np.ndarray, b: np.ndarray, C: float, alpha: np.ndarray, max_steps: int | None = None):
+    """Refine an approximate solution to the exact optimum by a primal active-set method.
+
+    With a slack s = C - sum(alpha) the feasible set is the simplex {alpha' >= 0, 1'alpha' = C}. On the
+    free set F the equality-constrained optimum solves [G_FF 1; 1' 0][x; lambda] = [b_F; C]; a negative
+    x is cut back by the ratio test (its index joins the bound set), and a bound index with
+    gradient b_k - (G alpha)_k above lambda is freed. Seeded with OSQP's support it takes a few steps.
+    Returns None if it does not finish within max_steps (the caller keeps OSQP's solution).
+    """
+    m = len(b)
+    Gs = np.zeros((m + 1, m + 1))
+    Gs[:m, :m] = G
+    bs = np.append(b, 0.0)
+    x = np.append(alpha, max(C - alpha.sum(), 0.0))
+    scale = max(float(x.max()), 1e-300)
+    x[x <= 1e-5 * scale] = 0.0  # wrongly dropped indices come back through the gradient test
+    x *= C / x.sum() if x.sum() > 0 else 0.0
+    if x.sum() == 0:
+        x[m] = C
+    free = x > 0
+    tol = 1e-12 * max(1.0, float(np.abs(b).max()), C * float(np.abs(G).max()))
+    for _ in range(max_steps or 4 * (m + 1)):
+        F = np.flatnonzero(free)
+        k = len(F)
+        K = np.zeros((k + 1, k + 1))
+        K[:k, :k] = Gs[np.ix_(F, F)]
+        K[:k, k] = 1.0
+        K[k, :k] = 1.0
+        sol = _solve_kkt(K, np.append(bs[F], C))
+        target = sol[:k]
+        lam = float((bs[F] - Gs[np.ix_(F, F)] @ target).mean())  # the common gradient on F
+        if target.min() >= 0:
+            x[F] = target
+            gradient = bs - Gs @ x
+            bound = np.flatnonzero(~free)
+            if len(bound) == 0 or gradient[bound].max() <= lam + tol:
+                return project_feasible(x[:m], C)
+            free[bound[np.argmax(gradient[bound])]] = True
+        else:
+            step = target - x[F]
+            shrinking = step < 0
+            ratios = x[F][shrinking] / -step[shrinking]
+            t = float(ratios.min())
+            x[F] = x[F] + min(t, 1.0) * step
+            blocking = F[shrinking][np.argmin(ratios)]
+            x[blocking] = 0.0
+            free[blocking] = False
+            x[x < 0] = 0.0
+    return None
+
+
+def _solve_kkt(K: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """LU solve; least squares when the free constraints are linearly dependent (singular K)."""
+    try:
+        sol = np.linalg.solve(K, rhs)
+        if np.all(np.isfinite(sol)) and np.allclose(K @ sol, rhs, rtol=1e-9, atol=1e-12 * np.abs(rhs).max()):
+            return sol
+    except np.linalg.LinAlgError:
+        pass
+    return np.linalg.lstsq(K, rhs, rcond=None)[0]
+
+
+def project_feasible(alpha: np.ndarray, C: float) -> np.ndarray:
+    """Clip OSQP's solution (feasible to its tolerance) onto alpha >= 0, sum alpha <= C exactly."""
+    alpha = np.maximum(alpha, 0.0)
+    total = alpha.sum()
+    if total > C:
+        alpha *= C / total
+    return alpha
