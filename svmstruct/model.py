@@ -175,7 +175,7 @@ def _parse_svmlight(lines: list, path: str) -> Model:
             j = _int(idx, path, lineno)
             if not 1 <= j <= highest:
                 raise InputError(f"feature index {j} outside 1..{highest}", path, lineno)
-            w[j - 1] += alpha * _float(val, path, lineno)
+            w[j - 1] += alpha * float(np.float32(_float(val, path, lineno)))  # svm_light reads FVAL = float
     return Model(w=w, threshold=threshold, loss="svmlight", format="svmlight")
 
 
@@ -246,10 +246,19 @@ def from_training(loss, opts: dict, dataset, problem, result, C: float, epsilon:
 
 
 def score(model: Model, dataset) -> np.ndarray:
-    """w.x - b for every row; features beyond the model's width are ignored (as svm_light does)."""
+    """w.x - b for every row; features beyond the model's width are ignored (as svm_light does).
+
+    A model of the originals is applied as their classify programs do, to single-precision feature
+    values (svm_light's FVAL is a float), so their predictions are reproduced to the last printed digit.
+    """
+    import scipy.sparse as sp
+
     from svmstruct import sparse_ops
 
     w = np.zeros(dataset.n_features)
     common = min(len(w), model.n_features)
     w[:common] = model.w[:common]
-    return sparse_ops.matvec(dataset.X, w) - model.threshold
+    X = dataset.X
+    if model.format == "svmlight" and X.dtype != np.float32:
+        X = sp.csr_matrix((X.data.astype(np.float32), X.indices, X.indptr), shape=X.shape)
+    return sparse_ops.matvec(X, w) - model.threshold

@@ -53,7 +53,7 @@ def solve_dual(G: np.ndarray, b: np.ndarray, C: float, alpha0=None, y0=None) -> 
     for tolerance in (None, 1e-10):  # a second, tighter solve only if the active set was not found
         if tolerance is not None:
             solver.update_settings(eps_abs=tolerance, eps_rel=tolerance)
-        result = solver.solve()
+        result = solver.solve(raise_error=False)
         alpha = np.asarray(result.x, dtype=float)
         if not np.all(np.isfinite(alpha)):
             raise RuntimeError(f"OSQP failed on the dual QP: {result.info.status}")
@@ -89,52 +89,72 @@ def dual_objective(G: np.ndarray, b: np.ndarray, alpha: np.ndarray) -> float:
 def polish_active_set(G: np.ndarray, b: np.ndarray, C: float, alpha: np.ndarray, max_steps: int | None = None):
     """Refine an approximate solution to the exact optimum by a primal active-set method.
 
-    With a slack s = C - sum(alpha) the feasible set is the simplex {alpha' >= 0, 1'alpha' = C}. On the
-    free set F the equality-constrained optimum solves [G_FF 1; 1' 0][x; lambda] = [b_F; C]; a negative
-    x is cut back by the ratio test (its index joins the bound set), and a bound index with
-    gradient b_k - (G alpha)_k above lambda is freed. Seeded with OSQP's support it takes a few steps.
-    Returns None if it does not finish within max_steps (the caller keeps OSQP's solution).
+    With a slack s = C - sum(alpha) the feasible set is the simplex {x >= 0, 1'x = C}. On the free set F
+    the step p towards the best point of the face solves [G_FF 1; 1' 0][p; mu] = [g_F; 0] with the
+    gradient g = b - G x; when G_FF is singular and g has a component in its null space, the objective
+    rises linearly along that component, which is followed instead. A step that would make an
+    entry negative is cut back (ratio test) and that index joins the bound set; at the best point of a face
+    the bound index with the largest gradient above the free ones is released. Seeded with OSQP's
+    support this takes a few steps. Returns None if it does not finish within max_steps.
     """
     m = len(b)
     Gs = np.zeros((m + 1, m + 1))
     Gs[:m, :m] = G
     bs = np.append(b, 0.0)
     x = np.append(alpha, max(C - alpha.sum(), 0.0))
-    scale = max(float(x.max()), 1e-300)
-    x[x <= 1e-5 * scale] = 0.0  # wrongly dropped indices come back through the gradient test
-    x *= C / x.sum() if x.sum() > 0 else 0.0
-    if x.sum() == 0:
-        x[m] = C
+    x[x <= 1e-5 * max(float(x.max()), 1e-300)] = 0.0  # wrongly dropped indices come back below
+    x = x * (C / x.sum()) if x.sum() > 0 else np.eye(m + 1)[m] * C
     free = x > 0
-    tol = 1e-12 * max(1.0, float(np.abs(b).max()), C * float(np.abs(G).max()))
+    gscale = max(1.0, float(np.abs(b).max()), C * float(np.abs(G).max()))
+    tol = 1e-11 * gscale
     for _ in range(max_steps or 4 * (m + 1)):
         F = np.flatnonzero(free)
         k = len(F)
-        K = np.zeros((k + 1, k + 1))
-        K[:k, :k] = Gs[np.ix_(F, F)]
-        K[:k, k] = 1.0
-        K[k, :k] = 1.0
-        sol = _solve_kkt(K, np.append(bs[F], C))
-        target = sol[:k]
-        lam = float((bs[F] - Gs[np.ix_(F, F)] @ target).mean())  # the common gradient on F
-        if target.min() >= 0:
-            x[F] = target
-            gradient = bs - Gs @ x
-            bound = np.flatnonzero(~free)
-            if len(bound) == 0 or gradient[bound].max() <= lam + tol:
-                return project_feasible(x[:m], C)
-            free[bound[np.argmax(gradient[bound])]] = True
-        else:
-            step = target - x[F]
-            shrinking = step < 0
-            ratios = x[F][shrinking] / -step[shrinking]
+        g = bs - Gs @ x
+        GFF = Gs[np.ix_(F, F)]
+        p, newton = _face_step(GFF, g[F], tol)
+        if np.any(p < 0) and (not newton or np.any(x[F] + p < 0)):
+            shrinking = p < 0
+            ratios = x[F][shrinking] / -p[shrinking]
             t = float(ratios.min())
-            x[F] = x[F] + min(t, 1.0) * step
-            blocking = F[shrinking][np.argmin(ratios)]
-            x[blocking] = 0.0
-            free[blocking] = False
-            x[x < 0] = 0.0
+            if newton:
+                t = min(t, 1.0)
+            x[F] = np.maximum(x[F] + t * p, 0.0)
+            if not newton or t < 1.0:
+                blocking = F[shrinking][np.argmin(ratios)]
+                x[blocking] = 0.0
+                free[blocking] = False
+            continue
+        if newton:
+            x[F] = np.maximum(x[F] + p, 0.0)
+        g = bs - Gs @ x
+        lam = float(g[F].mean())
+        bound = np.flatnonzero(~free)
+        if len(bound) == 0 or g[bound].max() <= lam + tol:
+            return project_feasible(x[:m], C)
+        free[bound[np.argmax(g[bound])]] = True
     return None
+
+
+def _face_step(GFF: np.ndarray, gF: np.ndarray, tol: float):
+    """The step on a face: (Newton step, True), or (ascent direction along the null space, False)."""
+    k = len(gF)
+    K = np.zeros((k + 1, k + 1))
+    K[:k, :k] = GFF
+    K[:k, k] = 1.0
+    K[k, :k] = 1.0
+    rhs = np.append(gF, 0.0)
+    sol = _solve_kkt(K, rhs)
+    if np.abs(K @ sol - rhs).max() <= tol:
+        return sol[:k], True
+    M = np.vstack([GFF, np.ones((1, k))])
+    _, sv, Vt = np.linalg.svd(M)
+    rank = int(np.sum(sv > 1e-12 * max(sv.max(), 1.0)))
+    N = Vt[rank:]
+    direction = N.T @ (N @ gF)
+    if np.abs(direction).max() <= 1e-15 * max(1.0, np.abs(gF).max()):
+        return sol[:k], True
+    return direction, False
 
 
 def _solve_kkt(K: np.ndarray, rhs: np.ndarray) -> np.ndarray:

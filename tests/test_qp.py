@@ -1,0 +1,90 @@
+"""The dual QP solver against hand-solved cases, exhaustive active-set enumeration and the KKT conditions."""
+import itertools
+
+import numpy as np
+import pytest
+
+from svmstruct.qp import solve_dual
+
+
+def kkt_violation(G, b, C, alpha):
+    """Largest violation of: alpha >= 0, sum <= C, gradient g = b - G alpha equal to lambda on the
+    support, <= lambda off it, lambda >= 0 and lambda (C - sum alpha) = 0."""
+    g = b - G @ alpha
+    support = alpha > 1e-9 * max(1.0, alpha.max())
+    lam = max(0.0, g[support].mean()) if support.any() else max(0.0, g.max())
+    worst = max(0.0, -alpha.min(), alpha.sum() - C)
+    if support.any():
+        worst = max(worst, np.abs(g[support] - lam).max())
+    worst = max(worst, (g - lam).max(), lam * abs(C - alpha.sum()))
+    return worst
+
+
+def exhaustive_optimum(G, b, C):
+    """Best objective over every active set (support S, sum bound active or not): exact for tiny m."""
+    m = len(b)
+    best = 0.0
+    for size in range(1, m + 1):
+        for S in itertools.combinations(range(m), size):
+            S = list(S)
+            GS = G[np.ix_(S, S)]
+            candidates = []
+            K = np.block([[GS, np.ones((size, 1))], [np.ones((1, size)), np.zeros((1, 1))]])
+            candidates.append(np.linalg.lstsq(K, np.append(b[S], C), rcond=None)[0][:size])
+            candidates.append(np.linalg.lstsq(GS, b[S], rcond=None)[0])
+            for x in candidates:
+                if x.min() < -1e-12 or x.sum() > C + 1e-9:
+                    continue
+                alpha = np.zeros(m)
+                alpha[S] = np.maximum(x, 0)
+                best = max(best, alpha @ b - 0.5 * alpha @ G @ alpha)
+    return best
+
+
+def test_unconstrained_optimum_inside_the_simplex():
+    G = np.diag([2.0, 1.0])
+    sol = solve_dual(G, np.array([1.0, 1.0]), C=10.0)
+    np.testing.assert_allclose(sol.alpha, [0.5, 1.0], atol=1e-10)
+    assert sol.dual_objective == pytest.approx(0.75, abs=1e-12)
+
+
+def test_sum_constraint_active():
+    # 1 - 2 a1 = 1 - a2 = lambda, a1 + a2 = 1/2  ->  a = (1/6, 1/3)
+    sol = solve_dual(np.diag([2.0, 1.0]), np.array([1.0, 1.0]), C=0.5)
+    np.testing.assert_allclose(sol.alpha, [1 / 6, 1 / 3], atol=1e-10)
+
+
+def test_negative_offsets_give_zero():
+    sol = solve_dual(np.eye(3), np.array([-1.0, -2.0, -0.5]), C=1.0)
+    np.testing.assert_allclose(sol.alpha, 0.0, atol=1e-12)
+
+
+def test_duplicate_constraints_singular_gram():
+    a = np.array([[1.0, 2.0], [1.0, 2.0], [0.5, -1.0]])
+    sol = solve_dual(a @ a.T, np.array([3.0, 3.0, 1.0]), C=100.0)
+    assert kkt_violation(a @ a.T, np.array([3.0, 3.0, 1.0]), 100.0, sol.alpha) < 1e-8
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_random_problems_reach_the_exhaustive_optimum_and_kkt(seed):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 7))
+    d = int(rng.integers(1, 6))
+    A = rng.normal(size=(m, d)) * rng.choice([0.01, 1.0, 100.0])
+    b = rng.normal(size=m) + rng.choice([0.0, 2.0])
+    C = float(rng.choice([0.01, 1.0, 100.0, 1e4]))
+    G = A @ A.T
+    sol = solve_dual(G, b, C)
+    scale = max(1.0, np.abs(b).max() * C)
+    assert sol.dual_objective == pytest.approx(exhaustive_optimum(G, b, C), abs=1e-9 * scale)
+    assert kkt_violation(G, b, C, sol.alpha) <= 1e-7 * max(1.0, np.abs(b).max(), C * np.abs(G).max())
+
+
+def test_warm_start_gives_the_same_solution():
+    rng = np.random.default_rng(7)
+    A = rng.normal(size=(6, 4))
+    b = rng.normal(size=6) + 1
+    first = solve_dual(A[:5] @ A[:5].T, b[:5], 3.0)
+    cold = solve_dual(A @ A.T, b, 3.0)
+    warm = solve_dual(A @ A.T, b, 3.0, np.append(first.alpha, 0.0), np.concatenate([first.y[:-1], [0.0], first.y[-1:]]))
+    assert warm.dual_objective == pytest.approx(cold.dual_objective, rel=1e-12, abs=1e-12)
