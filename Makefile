@@ -1,0 +1,42 @@
+# svmstruct: `make demo` sets everything up and runs the example; `make test` runs the test suite.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+SVM    := $(BIN)/svmstruct
+OUT    ?= out
+SHARED ?= ../shared
+DEMO   := data/mq2008-small
+
+.PHONY: install demo test test-fast clean
+
+# Create the virtual environment and install svmstruct with its test extras (re-run when pyproject changes).
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+# Learn on the shipped MQ2008 sample, score its test part, evaluate.
+demo: install
+	@mkdir -p $(OUT)/demo
+	$(SVM) learn -l rocarea -c 1 -v 0 $(DEMO)/train.txt $(OUT)/demo/rocarea.model
+	$(SVM) classify $(DEMO)/test.txt $(OUT)/demo/rocarea.model $(OUT)/demo/rocarea.pred
+	$(SVM) learn -l errorrate -c 1 -v 0 $(DEMO)/train.txt $(OUT)/demo/errorrate.model
+	$(SVM) classify $(DEMO)/test.txt $(OUT)/demo/errorrate.model $(OUT)/demo/errorrate.pred
+	@echo "== rocarea model on $(DEMO)/test.txt"; $(SVM) eval $(DEMO)/test.txt $(OUT)/demo/rocarea.pred
+	@echo "== errorrate model on $(DEMO)/test.txt"; $(SVM) eval $(DEMO)/test.txt $(OUT)/demo/errorrate.pred
+
+# The whole suite, including the parity tests against ../shared/reference (skipped if it is absent).
+# pytest's exit code 5 (no test collected) is a failure here, reported as such.
+test: install
+	@$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; exit 1; fi; exit $$rc
+
+# Without the slow reference-training tests.
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not slow"
+
+clean:
+	rm -rf $(OUT) .pytest_cache

@@ -1,0 +1,104 @@
+"""The command line end to end: user errors, no partial outputs, determinism, the numba cache."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN = ROOT / "data" / "mq2008-small" / "train.txt"
+TEST = ROOT / "data" / "mq2008-small" / "test.txt"
+
+GOOD = "1 qid:1 1:0.5 3:1.0 # d1\n0 qid:1 1:0.1 2:0.3\n1 qid:2 2:1.5 # d3\n0 qid:2 1:0.7 3:0.2\n"
+
+
+def run(*args, stdin=None, env=None, cwd=None):
+    return subprocess.run([sys.executable, "-m", "svmstruct", *map(str, args)], input=stdin, capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, cwd=cwd)
+
+
+def assert_user_error(result, *fragments):
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr and lines[0].startswith("svmstruct: error: ")
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(
+    "bad_line, fragment",
+    [
+        ("1 qid:3 1:0.5 2 # x", "'2'"),
+        ("1 qid:3 0:0.5", "0:0.5"),
+        ("1 qid:3 3:0.5 2:0.1", "2:0.1"),
+        ("1 qid:3 1:nan", "nan"),
+        ("1 qid:3 1:abc", "abc"),
+    ],
+)
+def test_malformed_training_line_names_file_and_line(tmp_path, bad_line, fragment):
+    train = tmp_path / "train.dat"
+    train.write_text(GOOD + bad_line + "\n")
+    out = tmp_path / "out.model"
+    result = run("learn", "-v", "0", train, out)
+    assert_user_error(result, f"{train}:5:", fragment)
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["train.dat"]
+
+
+def test_missing_file_unknown_loss_and_corrupt_model(tmp_path):
+    train = tmp_path / "train.dat"
+    train.write_text(GOOD)
+    assert_user_error(run("learn", tmp_path / "absent.dat", tmp_path / "m"), "absent.dat")
+    assert_user_error(run("learn", "-l", "nosuchloss", train, tmp_path / "m"), "unknown loss 'nosuchloss'")
+    bad_model = tmp_path / "bad.model"
+    bad_model.write_text("svmstruct-model 1\nloss errorrate\nn_features 3\nthreshold 0\nweights 1\n1 zz\n")
+    out = tmp_path / "pred"
+    assert_user_error(run("classify", train, bad_model, out), f"{bad_model}:6:", "zz")
+    assert not out.exists() and not (tmp_path / "m").exists()
+
+
+def test_usage_errors_are_one_line(tmp_path):
+    assert_user_error(run("learn"), "Missing argument")
+    assert_user_error(run("learn", "-c", "abc", "a", "b"), "-c")
+    assert_user_error(run("frobnicate"), "No such command")
+
+
+def test_learn_twice_gives_byte_identical_models_and_no_recompilation(tmp_path):
+    cache = tmp_path / "numba-cache"
+    env = {"NUMBA_CACHE_DIR": str(cache)}
+    first, second = tmp_path / "a.model", tmp_path / "b.model"
+    r1 = run("learn", "-l", "rocarea", "-c", "1", "-v", "0", TRAIN, first, env=env)
+    assert r1.returncode == 0, r1.stderr
+    snapshot = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()}
+    assert any(p.suffix == ".nbc" for p in snapshot), "numba wrote no cache"
+    r2 = run("learn", "-l", "rocarea", "-c", "1", "-v", "0", TRAIN, second, env=env)
+    assert r2.returncode == 0, r2.stderr
+    after = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()}
+    assert after == snapshot, "the second run recompiled a kernel"
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_learn_classify_pipeline_and_stdin(tmp_path):
+    m = tmp_path / "m.model"
+    r = run("learn", "-l", "10", "-c", "1", TRAIN, m)
+    assert r.returncode == 0, r.stderr
+    assert "pval=" in r.stderr and r.stdout == ""
+    scores = run("classify", TEST, m)
+    assert scores.returncode == 0
+    lines = scores.stdout.splitlines()
+    assert len(lines) == len(TEST.read_text().splitlines())
+    assert all(len(l.split(".")[1]) == 8 for l in lines)
+    piped = run("classify", "-", m, stdin=TEST.read_text())
+    assert piped.stdout == scores.stdout
+    out = tmp_path / "pred.txt"
+    assert run("classify", TEST, m, out).returncode == 0 and out.read_text() == scores.stdout
+
+
+def test_svmlight_export_is_read_back(tmp_path):
+    ours, exported = tmp_path / "ours.model", tmp_path / "light.model"
+    assert run("learn", "-l", "2", "-v", "0", TRAIN, ours).returncode == 0
+    assert run("learn", "-l", "2", "-v", "0", "--format", "svmlight", TRAIN, exported).returncode == 0
+    a = [float(x) for x in run("classify", TEST, ours).stdout.split()]
+    b = [float(x) for x in run("classify", TEST, exported).stdout.split()]
+    assert max(abs(x - y) for x, y in zip(a, b)) < 1e-5
