@@ -115,6 +115,40 @@ def classify(output_format, tag, verbosity, test_file, model_file, output):
         click.echo(f"Scored {dataset.n_docs} documents of {dataset.path} with {model_file}", err=True)
 
 
+@cli.command(name="eval")
+@click.option("-m", "measure_names", multiple=True,
+              help="Measure to report (repeatable; `all` for every measure). Default: error, precision, recall, f1, "
+                   "rocarea, map, ndcg@10.")
+@click.option("-q", "per_query", is_flag=True, help="Also print the per-query values of per-query measures.")
+@click.option("--format", "output_format", type=click.Choice(["trec", "table", "json"]), default="trec",
+              show_default=True, help="trec: `measure<TAB>qid<TAB>value` lines with qid `all` for the summary.")
+@click.option("--rel-threshold", type=float, default=0.0, show_default=True,
+              help="A label above this is relevant / positive for binary measures.")
+@click.argument("test_file")
+@click.argument("predictions")
+def evaluate_command(measure_names, per_query, output_format, rel_threshold, test_file, predictions):
+    """Measures of PREDICTIONS (one score per line of TEST_FILE) against TEST_FILE's labels."""
+    from svmstruct import data, evaluate, measures
+
+    names = list(measure_names) or measures.DEFAULT_MEASURES
+    if "all" in names:
+        names = measures.ALL_MEASURES
+    dataset = data.read_svmlight(test_file)
+    scores = evaluate.read_predictions(predictions, dataset.n_docs)
+    table = evaluate.measure_table(dataset, scores, names, rel_threshold)
+    click.echo(evaluate.format_table(table, per_query, output_format), nl=False)
+
+
+@cli.command()
+@click.argument("test_file")
+@click.argument("output", default="-")
+def qrels(test_file, output):
+    """Write TEST_FILE's labels as TREC qrels (`qid 0 docid label`) for trec_eval."""
+    from svmstruct import data, trec
+
+    _write_output(output, trec.format_qrels(data.read_svmlight(test_file)))
+
+
 def _write_output(path: str, text: str) -> None:
     from svmstruct import model
 

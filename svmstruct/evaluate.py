@@ -1,0 +1,72 @@
+"""Evaluation of predictions: reading them, measure tables per query and overall, output formats."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import numpy as np
+
+from svmstruct import measures
+from svmstruct.errors import InputError
+
+
+def read_predictions(path: str, n_rows: int) -> np.ndarray:
+    """One score per line (the first token; `-` = stdin); exactly n_rows of them."""
+    name = "<stdin>" if path == "-" else path
+    try:
+        f = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise InputError(f"cannot open predictions: {e.strerror}", path) from None
+    values = []
+    with f:
+        for lineno, line in enumerate(f, 1):
+            tokens = line.split()
+            if not tokens:
+                raise InputError("empty line where a score was expected", name, lineno)
+            try:
+                v = float(tokens[0])
+            except ValueError:
+                raise InputError(f"not a number: '{tokens[0]}'", name, lineno) from None
+            if not math.isfinite(v):
+                raise InputError(f"score is not finite: '{tokens[0]}'", name, lineno)
+            values.append(v)
+    if len(values) != n_rows:
+        raise InputError(f"{len(values)} predictions for {n_rows} data lines", name)
+    return np.asarray(values)
+
+
+def measure_table(dataset, scores: np.ndarray, names: list, rel_threshold: float = 0.0) -> dict:
+    """{measure: {"all": mean or file value, qid: per-query value, ...}} (qids as strings, file order)."""
+    table = {}
+    qids = [str(dataset.qid[lo]) for lo in dataset.qptr[:-1]]
+    for name in names:
+        try:
+            m = measures.lookup(name)
+        except KeyError as e:
+            raise InputError(e.args[0]) from None
+        if m.per_query:
+            values = measures.per_query(m, dataset.y, scores, dataset.qptr, dataset.docids, rel_threshold)
+            row = dict(zip(qids, values.tolist()))
+            row["all"] = float(values.mean())
+        else:
+            row = {"all": measures.over_file(m, dataset.y, scores, rel_threshold)}
+        table[name] = row
+    return table
+
+
+def format_table(table: dict, per_query: bool, fmt: str = "trec") -> str:
+    """trec: `measure<TAB>qid<TAB>value` (per-query lines first, then qid `all`), as trec_eval prints;
+    table: one row per measure; json: the nested dictionary."""
+    if fmt == "json":
+        body = table if per_query else {m: {"all": row["all"]} for m, row in table.items()}
+        return json.dumps(body, indent=1) + "\n"
+    if fmt == "table":
+        width = max(len(m) for m in table)
+        return "".join(f"{m:<{width}}  {row['all']:.4f}\n" for m, row in table.items())
+    lines = []
+    for m, row in table.items():
+        if per_query:
+            lines.extend(f"{m}\t{q}\t{v:.4f}\n" for q, v in row.items() if q != "all")
+        lines.append(f"{m}\tall\t{row['all']:.4f}\n")
+    return "".join(lines)

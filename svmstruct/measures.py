@@ -1,0 +1,246 @@
+"""Evaluation measures, per query and over the whole file (formulas in the README's measure table).
+
+Two families:
+- query measures, computed per query on the ranking by score and averaged over queries. Under
+  trec_eval's names (`map`, `P_k`, `recall_k`, `recip_rank`, `ndcg`, `ndcg_cut_k`) they behave exactly
+  like trec_eval: ties in score are ordered by docid descending (trec_eval's re-sort), relevant means
+  label > rel_threshold, the ideal ranking of `ndcg` uses every judged document, gain = label and the
+  discount 1/log2(rank + 1); a query without relevant documents scores 0. Under the ranking papers'
+  names (`ndcg@k`, `dcg@k`, `mrr`, `wta`, `p@k`, `err@k`) the gain is 2^label - 1.
+- file measures over all rows at once (svm_perf's view): predicted positive = score > 0, actual
+  positive = label > rel_threshold: `accuracy`, `error`, `precision`, `recall`, `f1`, `fbeta`,
+  `prbep`, `rocarea`, `avgprec`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+def trec_order(scores: np.ndarray, docids) -> np.ndarray:
+    """Indices by score descending, ties by docid descending (as trec_eval re-sorts a run).
+
+    Docids compare by code point, which is strcmp's byte order for UTF-8.
+    """
+    _, docid_rank = np.unique(np.asarray(docids, dtype=str), return_inverse=True)
+    return np.lexsort((-docid_rank.ravel(), -np.asarray(scores, dtype=float)))
+
+
+# ---- query measures: f(labels in ranked order, all labels of the query, rel_threshold) -> value
+
+
+def average_precision(ranked, labels, t):
+    rel = ranked > t
+    total = int(np.sum(labels > t))
+    if total == 0:
+        return 0.0
+    hits = np.cumsum(rel)
+    return float(np.sum(hits[rel] / (np.flatnonzero(rel) + 1)) / total)
+
+
+def precision_at(k):
+    def p(ranked, labels, t):
+        return float(np.sum(ranked[:k] > t)) / k
+
+    return p
+
+
+def recall_at(k):
+    def r(ranked, labels, t):
+        total = int(np.sum(labels > t))
+        return float(np.sum(ranked[:k] > t)) / total if total else 0.0
+
+    return r
+
+
+def reciprocal_rank(ranked, labels, t):
+    hits = np.flatnonzero(ranked > t)
+    return 1.0 / (hits[0] + 1) if len(hits) else 0.0
+
+
+def _dcg(gains: np.ndarray) -> float:
+    return float(np.sum(gains / np.log2(np.arange(2, len(gains) + 2))))
+
+
+def trec_ndcg(k=None):
+    """trec_eval's ndcg / ndcg_cut_k: gain = label (negative labels count 0), discount 1/log2(rank+1)."""
+
+    def ndcg(ranked, labels, t):
+        gains = np.maximum(ranked, 0.0)
+        ideal = np.sort(np.maximum(labels, 0.0))[::-1]
+        if k is not None:
+            gains, ideal = gains[:k], ideal[:k]
+        best = _dcg(ideal)
+        return _dcg(gains) / best if best > 0 else 0.0
+
+    return ndcg
+
+
+def exp_dcg_at(k):
+    """DCG@k with gain 2^label - 1 and discount 1/log2(1 + rank) (Jarvelin & Kekalainen; Le & Smola eq. 14)."""
+
+    def dcg(ranked, labels, t):
+        return _dcg(2.0 ** ranked[:k] - 1.0)
+
+    return dcg
+
+
+def exp_ndcg_at(k):
+    """NDCG@k = DCG@k / ideal DCG@k with gain 2^label - 1; a query whose labels are all 0 scores 0."""
+
+    def ndcg(ranked, labels, t):
+        best = _dcg(2.0 ** np.sort(labels)[::-1][:k] - 1.0)
+        return _dcg(2.0 ** ranked[:k] - 1.0) / best if best > 0 else 0.0
+
+    return ndcg
+
+
+def winner_takes_all(ranked, labels, t):
+    """WTA (Le & Smola eq. 9): 1 if the top document has the query's highest label."""
+    return float(ranked[0] == labels.max())
+
+
+def expected_reciprocal_rank_at(k, max_grade=None):
+    """ERR@k (Chapelle et al. 2009): sum_r 1/r R_r prod_{i<r}(1 - R_i), R = (2^label - 1) / 2^max_grade,
+    max_grade the highest label in the query's file unless given."""
+
+    def err(ranked, labels, t):
+        g = max_grade if max_grade is not None else max(float(labels.max()), 1.0)
+        R = (2.0 ** ranked[:k] - 1.0) / 2.0 ** g
+        stay = np.concatenate([[1.0], np.cumprod(1.0 - R)[:-1]])
+        return float(np.sum(R * stay / np.arange(1, len(R) + 1)))
+
+    return err
+
+
+# ---- file measures: f(labels, scores, rel_threshold) over every row
+
+
+def _confusion(y, s, t):
+    actual, predicted = y > t, s > 0
+    tp = int(np.sum(actual & predicted))
+    fp = int(np.sum(~actual & predicted))
+    fn = int(np.sum(actual & ~predicted))
+    tn = len(y) - tp - fp - fn
+    return tp, fp, fn, tn
+
+
+def accuracy(y, s, t):
+    tp, fp, fn, tn = _confusion(y, s, t)
+    return (tp + tn) / len(y)
+
+
+def error(y, s, t):
+    return 1.0 - accuracy(y, s, t)
+
+
+def precision(y, s, t):
+    tp, fp, _, _ = _confusion(y, s, t)
+    return tp / (tp + fp) if tp + fp else 0.0
+
+
+def recall(y, s, t):
+    tp, _, fn, _ = _confusion(y, s, t)
+    return tp / (tp + fn) if tp + fn else 0.0
+
+
+def fbeta(beta):
+    def f(y, s, t):
+        p, r = precision(y, s, t), recall(y, s, t)
+        b2 = beta * beta
+        return (1 + b2) * p * r / (b2 * p + r) if p + r > 0 else 0.0
+
+    return f
+
+
+def prbep(y, s, t):
+    """Precision (= recall) among the #pos highest scores; ties broken by input order."""
+    pos = int(np.sum(y > t))
+    if pos == 0:
+        return 0.0
+    top = np.argsort(-s, kind="stable")[:pos]
+    return float(np.sum(y[top] > t)) / pos
+
+
+def rocarea(y, s, t):
+    """Fraction of (positive, negative) pairs ordered correctly; a tie counts 1/2 (Mann-Whitney U)."""
+    from scipy.stats import rankdata
+
+    actual = y > t
+    P, N = int(actual.sum()), int((~actual).sum())
+    if P == 0 or N == 0:
+        return 0.0
+    ranks = rankdata(s)
+    return float((ranks[actual].sum() - P * (P + 1) / 2) / (P * N))
+
+
+def avgprec(y, s, t):
+    """Average precision of the whole file ranked by score (ties by input order)."""
+    order = np.argsort(-s, kind="stable")
+    return average_precision(y[order], y, t)
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    per_query: bool
+    fn: Callable
+
+
+_FILE = {"accuracy": accuracy, "error": error, "precision": precision, "recall": recall, "f1": fbeta(1.0),
+         "prbep": prbep, "rocarea": rocarea, "avgprec": avgprec}
+_QUERY = {"map": average_precision, "recip_rank": reciprocal_rank, "ndcg": trec_ndcg(), "mrr": reciprocal_rank,
+          "wta": winner_takes_all}
+_QUERY_AT = [  # (pattern, factory): names with a cutoff or parameter
+    (re.compile(r"P_(\d+)$"), precision_at),
+    (re.compile(r"p@(\d+)$"), precision_at),
+    (re.compile(r"recall_(\d+)$"), recall_at),
+    (re.compile(r"ndcg_cut_(\d+)$"), trec_ndcg),
+    (re.compile(r"ndcg@(\d+)$"), exp_ndcg_at),
+    (re.compile(r"dcg@(\d+)$"), exp_dcg_at),
+    (re.compile(r"err@(\d+)$"), expected_reciprocal_rank_at),
+]
+_FBETA = re.compile(r"f(?:beta)?([0-9.]+)$")
+
+DEFAULT_MEASURES = ["error", "precision", "recall", "f1", "rocarea", "map", "ndcg@10"]
+ALL_MEASURES = ["accuracy", "error", "precision", "recall", "f1", "prbep", "rocarea", "avgprec", "map", "P_5",
+                "P_10", "recall_10", "recip_rank", "ndcg", "ndcg_cut_10", "ndcg@10", "dcg@10", "mrr", "wta", "p@10",
+                "err@10"]
+
+
+def lookup(name: str) -> Measure:
+    """The measure called `name`; KeyError lists the known names."""
+    if name in _FILE:
+        return Measure(name, False, _FILE[name])
+    if name in _QUERY:
+        return Measure(name, True, _QUERY[name])
+    for pattern, factory in _QUERY_AT:
+        m = pattern.match(name)
+        if m and int(m.group(1)) > 0:
+            return Measure(name, True, factory(int(m.group(1))))
+    m = _FBETA.match(name)
+    if m:
+        try:
+            return Measure(name, False, fbeta(float(m.group(1))))
+        except ValueError:
+            pass
+    raise KeyError(f"unknown measure '{name}'; known: {', '.join(ALL_MEASURES)} (any cutoff k in P_k, "
+                   "recall_k, ndcg_cut_k, ndcg@k, dcg@k, p@k, err@k; fbetaB for F-beta)")
+
+
+def per_query(measure: Measure, labels, scores, qptr, docids, rel_threshold=0.0) -> np.ndarray:
+    """The measure of every query (rows qptr[q]:qptr[q+1]) ranked by score, trec_eval's tie order."""
+    values = np.empty(len(qptr) - 1)
+    for q in range(len(qptr) - 1):
+        lo, hi = qptr[q], qptr[q + 1]
+        order = trec_order(scores[lo:hi], docids[lo:hi])
+        y = labels[lo:hi]
+        values[q] = measure.fn(y[order], y, rel_threshold)
+    return values
+
+
+def over_file(measure: Measure, labels, scores, rel_threshold=0.0) -> float:
+    return float(measure.fn(labels, scores, rel_threshold))

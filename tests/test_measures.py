@@ -1,0 +1,119 @@
+"""Measures against independent references: pytrec_eval (trec_eval), scikit-learn, loops from the definitions."""
+import numpy as np
+import pytest
+
+from conftest import DATA, need_shared, REFERENCE
+from svmstruct import data, evaluate, measures, trec
+
+TREC_MEASURES = {"map": "map", "P_5": "P_5", "P_10": "P_10", "recip_rank": "recip_rank", "ndcg": "ndcg",
+                 "ndcg_cut_10": "ndcg_cut_10"}
+
+
+def parse_trec(text: str, columns: int):
+    rows = [line.split() for line in text.splitlines()]
+    assert all(len(r) == columns for r in rows)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def mq2008_test():
+    need_shared()
+    return data.read_svmlight(str(DATA / "mq2008" / "S5.txt"))
+
+
+def score_variants(dataset):
+    rng = np.random.default_rng(3)
+    model_scores = np.loadtxt(REFERENCE / "mq2008-S1-rank-l1-c1.pred")
+    return {
+        "model": model_scores,
+        "ties": np.round(model_scores, 1),
+        "random": rng.normal(size=dataset.n_docs),
+        "constant": np.zeros(dataset.n_docs),
+    }
+
+
+@pytest.mark.parametrize("variant", ["model", "ties", "random", "constant"])
+def test_trec_names_equal_pytrec_eval_per_query_and_mean(mq2008_test, variant):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    scores = score_variants(mq2008_test)[variant]
+    qrels, run = {}, {}
+    for qid, _, docid, rel in parse_trec(trec.format_qrels(mq2008_test), 4):
+        qrels.setdefault(qid, {})[docid] = int(rel)
+    for qid, _, docid, rank, score, _ in parse_trec(trec.format_run(mq2008_test, scores), 6):
+        run.setdefault(qid, {})[docid] = float(score)
+    expected = pytrec_eval.RelevanceEvaluator(qrels, set(TREC_MEASURES.values())).evaluate(run)
+    table = evaluate.measure_table(mq2008_test, scores, list(TREC_MEASURES))
+    for ours, theirs in TREC_MEASURES.items():
+        for qid, values in expected.items():
+            assert table[ours][qid] == pytest.approx(values[theirs], abs=1e-9), (ours, qid)
+        mean = np.mean([values[theirs] for values in expected.values()])
+        assert table[ours]["all"] == pytest.approx(mean, abs=1e-9)
+
+
+def test_trec_run_ranks_follow_trec_eval_tie_order(mq2008_test):
+    scores = np.zeros(mq2008_test.n_docs)
+    rows = parse_trec(trec.format_run(mq2008_test, scores), 6)
+    first_query = [r for r in rows if r[0] == rows[0][0]]
+    docids = [r[2] for r in first_query]
+    assert docids == sorted(docids, reverse=True)
+    assert [int(r[3]) for r in first_query] == list(range(1, len(first_query) + 1))
+
+
+def ndcg_at_k_loop(labels, scores, k):
+    """NDCG@k from the definition: gain 2^l - 1, discount 1/log2(1 + position), ties by input order."""
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    dcg = sum((2 ** labels[i] - 1) / np.log2(2 + r) for r, i in enumerate(order[:k]))
+    ideal = sorted(labels, reverse=True)
+    best = sum((2 ** l - 1) / np.log2(2 + r) for r, l in enumerate(ideal[:k]))
+    return dcg / best if best > 0 else 0.0
+
+
+def ap_loop(labels, scores):
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    hits, total = 0, 0.0
+    for r, i in enumerate(order, 1):
+        if labels[i] > 0:
+            hits += 1
+            total += hits / r
+    return total / hits if hits else 0.0
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_at_names_equal_loops_and_sklearn(seed):
+    from sklearn.metrics import ndcg_score
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 30))
+    labels = rng.integers(0, 3, size=n).astype(float)
+    scores = rng.normal(size=n)  # distinct scores: tie order plays no role
+    docids = [f"d{i}" for i in range(n)]
+    qptr = np.array([0, n])
+    for k in (1, 5, 10):
+        got = measures.per_query(measures.lookup(f"ndcg@{k}"), labels, scores, qptr, docids)[0]
+        assert got == pytest.approx(ndcg_at_k_loop(labels, scores, k), abs=1e-12)
+        if labels.max() > 0 and n > 1:
+            assert got == pytest.approx(ndcg_score([2 ** labels - 1], [scores], k=k), abs=1e-12)
+    got = measures.per_query(measures.lookup("map"), labels, scores, qptr, docids)[0]
+    assert got == pytest.approx(ap_loop(labels, scores), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_file_measures_equal_sklearn(seed):
+    from sklearn import metrics
+
+    rng = np.random.default_rng(seed)
+    y = rng.choice([-1.0, 1.0], size=200, p=[0.7, 0.3])
+    s = np.round(rng.normal(size=200) + 0.8 * y, 1)  # ties on purpose
+    actual, predicted = y > 0, s > 0
+    assert measures.over_file(measures.lookup("accuracy"), y, s) == pytest.approx(metrics.accuracy_score(actual, predicted))
+    assert measures.over_file(measures.lookup("error"), y, s) == pytest.approx(1 - metrics.accuracy_score(actual, predicted))
+    assert measures.over_file(measures.lookup("precision"), y, s) == pytest.approx(metrics.precision_score(actual, predicted))
+    assert measures.over_file(measures.lookup("recall"), y, s) == pytest.approx(metrics.recall_score(actual, predicted))
+    assert measures.over_file(measures.lookup("f1"), y, s) == pytest.approx(metrics.f1_score(actual, predicted))
+    assert measures.over_file(measures.lookup("fbeta2"), y, s) == pytest.approx(metrics.fbeta_score(actual, predicted, beta=2))
+    assert measures.over_file(measures.lookup("rocarea"), y, s) == pytest.approx(metrics.roc_auc_score(actual, s))
+
+
+def test_unknown_measure_is_reported():
+    with pytest.raises(KeyError, match="unknown measure 'P_x'"):
+        measures.lookup("P_x")
