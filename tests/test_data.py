@@ -1,0 +1,120 @@
+"""The SVMlight reader: agreement with scikit-learn on the shared data, strictness, gzip and stdin."""
+import gzip
+import io
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import DATA, need_shared
+from svmstruct import data
+from svmstruct.errors import InputError
+
+
+def shared_files():
+    return sorted(str(p.relative_to(DATA)) for p in DATA.rglob("*") if p.suffix in (".txt", ".svm") and "vocab" not in p.name)
+
+
+@pytest.mark.slow
+def test_agrees_with_sklearn_on_every_shared_file():
+    need_shared()
+    from sklearn.datasets import load_svmlight_file
+
+    files = shared_files()
+    assert len(files) >= 13
+    for name in files:
+        ours = data.read_svmlight(str(DATA / name))
+        X, y, qid = load_svmlight_file(str(DATA / name), query_id=True, zero_based=False)
+        width = max(X.shape[1], ours.n_features)
+        X.resize((X.shape[0], width))
+        mine = ours.X.copy()
+        mine.resize((mine.shape[0], width))
+        assert (mine != X).nnz == 0, name
+        assert np.array_equal(ours.y, y), name
+        assert np.array_equal(ours.qid, qid) if ours.has_qid else len(qid) == 0, name
+
+
+def write(tmp_path, text, name="f.dat"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_parses_qids_docids_comments_and_options(tmp_path):
+    path = write(tmp_path, "# header comment\n\n2 qid:7 sid:3 cost:1.5 1:0.5 4:-2e-3 # docid = GX01 inc = 1\r\n"
+                           "0 qid:7 2:1 # plain-id rest\n1 qid:9\n")
+    d = data.read_svmlight(path)
+    assert d.X.shape == (3, 4) and d.X[0, 3] == -2e-3 and d.X[1, 1] == 1.0 and d.X[2].nnz == 0
+    assert d.y.tolist() == [2.0, 0.0, 1.0] and d.qid.tolist() == [7, 7, 9] and d.qptr.tolist() == [0, 2, 3]
+    assert d.docids == ["GX01", "plain-id", "L5"] and d.line.tolist() == [3, 4, 5] and d.has_qid
+
+
+def test_without_qid_the_file_is_one_example(tmp_path):
+    d = data.read_svmlight(write(tmp_path, "1 1:1\n-1 2:1\n"))
+    assert d.qptr.tolist() == [0, 2] and not d.has_qid and d.n_examples == 1
+
+
+def test_n_features_widens(tmp_path):
+    assert data.read_svmlight(write(tmp_path, "1 1:1\n"), n_features=5).X.shape == (1, 5)
+
+
+@pytest.mark.parametrize(
+    "line, fragment",
+    [
+        ("1 0:1", "0:1"),
+        ("1 3:1 2:1", "2:1"),
+        ("1 2:1 2:1", "2:1"),
+        ("1 1:nan", "nan"),
+        ("1 1:inf", "inf"),
+        ("nan 1:1", "nan"),
+        ("x 1:1", "'x'"),
+        ("1 1:", "1:"),
+        ("1 :4", ":4"),
+        ("1 a:1", "'a'"),
+        ("1 1:x", "'x'"),
+        ("1 5", "'5'"),
+        ("1 qid:a 1:1", "'a'"),
+        ("1 1:1 qid:3", "qid:3"),
+    ],
+)
+def test_malformed_lines_name_file_line_and_token(tmp_path, line, fragment):
+    path = write(tmp_path, "1 qid:1 1:1\n" + line.replace("1 ", "1 qid:1 ", 1) if "qid" not in line else "1 qid:1 1:1\n" + line)
+    with pytest.raises(InputError) as e:
+        data.read_svmlight(path)
+    assert e.value.path == path and e.value.line == 2 and fragment in e.value.message
+
+
+def test_reappearing_qid_names_both_lines(tmp_path):
+    path = write(tmp_path, "1 qid:1 1:1\n0 qid:2 1:1\n0 qid:1 1:1\n")
+    with pytest.raises(InputError, match="line 1") as e:
+        data.read_svmlight(path)
+    assert e.value.line == 3
+
+
+def test_mixing_lines_with_and_without_qid(tmp_path):
+    with pytest.raises(InputError) as e:
+        data.read_svmlight(write(tmp_path, "1 qid:1 1:1\n0 1:1\n"))
+    assert e.value.line == 2
+
+
+def test_missing_and_empty_files(tmp_path):
+    with pytest.raises(InputError, match="cannot open"):
+        data.read_svmlight(str(tmp_path / "absent.dat"))
+    with pytest.raises(InputError, match="no examples"):
+        data.read_svmlight(write(tmp_path, "# only a comment\n"))
+    with pytest.raises(InputError):
+        data.read_svmlight(str(tmp_path))
+
+
+def test_gzip_and_stdin(tmp_path, monkeypatch):
+    text = "1 qid:1 1:0.25 3:4 # a\n0 qid:1 2:1 # b\n"
+    gz = tmp_path / "f.dat.gz"
+    with gzip.open(gz, "wt") as f:
+        f.write(text)
+    plain = data.read_svmlight(write(tmp_path, text))
+    zipped = data.read_svmlight(str(gz))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    piped = data.read_svmlight("-")
+    for d in (zipped, piped):
+        assert (d.X != plain.X).nnz == 0 and d.docids == plain.docids and np.array_equal(d.y, plain.y)
+    assert piped.path == "<stdin>"
