@@ -29,6 +29,13 @@ def _loss_options(f):
     options = [
         click.option("--b", "bias", type=float, default=1.0, show_default=True,
                      help="svm_perf losses: value of the constant feature appended to every example (0 = no bias)."),
+        click.option("--p", "p", type=float, default=None,
+                     help="Prec@k/Rec@k: k = p * #pos (svm_perf --p; default 0.5 for Prec@k, 2 for Rec@k)."),
+        click.option("--beta", type=float, default=None, help="f1: the beta of F-beta (default 1)."),
+        click.option("--per-query", is_flag=True, default=None,
+                     help="svm_perf losses: every qid is an example and the loss is averaged over queries."),
+        click.option("--rel-threshold", type=float, default=None,
+                     help="A label above this is positive/relevant (default 0)."),
     ]
     for option in reversed(options):
         f = option(f)

@@ -6,7 +6,7 @@ Delta(y, ybar) + w.Psi(x, ybar), and that Delta. Scaling follows svm_perf (DESIG
 Delta in percent, Psi with the label rescaling that makes the objectives equal to svm_perf's.
 """
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True)
@@ -76,3 +76,233 @@ def rocarea_most_violated(y, s):
             a += 1
         dcoef[neg_idx[b]] = -unit * a
     return dcoef, unit * swapped
+
+
+# Contingency-table losses (svm_perf's "threshold metrics"). Codes as svm_perf's -l.
+ZEROONE = 0
+FBETA = 1
+PRBEP = 3
+PREC_K = 4
+REC_K = 5
+
+
+@njit(cache=True)
+def _sorted_desc(y, s, positive):
+    """Indices of the positive (or negative) documents by score descending, ties by input order."""
+    count = 0
+    for i in range(y.shape[0]):
+        if (y[i] > 0) == positive:
+            count += 1
+    idx = np.empty(count, dtype=np.int64)
+    c = 0
+    for i in range(y.shape[0]):
+        if (y[i] > 0) == positive:
+            idx[c] = i
+            c += 1
+    order = np.argsort(-s[idx], kind="mergesort")
+    return idx[order]
+
+
+@njit(cache=True)
+def contingency_loss(code, a, b, npos, beta):
+    """Delta(a, b) in percent for a true and b false positives (svm_perf's loss functions)."""
+    c = npos - a
+    if code == ZEROONE:
+        return 0.0 if (b == 0 and c == 0) else 1.0
+    if code == FBETA:
+        if a == 0:
+            return 100.0
+        b2 = beta * beta
+        return 100.0 * (1.0 - (1.0 + b2) * a / ((1.0 + b2) * a + b2 * c + b))
+    if code == PRBEP or code == REC_K:
+        return 100.0 * c / npos if npos > 0 else 0.0
+    # PREC_K
+    return 100.0 * b / (a + b) if a + b > 0 else 100.0
+
+
+@njit(cache=True)
+def _best_b(code, a, lo, hi, npos, beta, unit, neg_scores):
+    """argmax over b in [lo, hi] of Delta(a, b) + unit * (sum of the b highest negative scores).
+
+    For F-beta and Prec@k the loss is concave in b (for a fixed a) and the added scores fall, so the
+    increments decrease: binary search for the last positive increment (O(log n)). For the other
+    losses Delta does not depend on b and the increments are the scores themselves.
+    """
+    left, right = lo, hi  # invariant: the best b lies in [left, right]
+    while left < right:
+        mid = (left + right + 1) // 2
+        inc = contingency_loss(code, a, mid, npos, beta) - contingency_loss(code, a, mid - 1, npos, beta) \
+            + unit * neg_scores[mid - 1]
+        if inc > 0:
+            left = mid
+        else:
+            right = mid - 1
+    return left
+
+
+@njit(cache=True)
+def contingency_most_violated(y, s, code, k, beta):
+    """Most violated labeling for svm_perf's zero/one, F-beta, PRBEP, Prec@k and Rec@k (Joachims 2005).
+
+    Psi(x, ybar) = sum_i (50/N) ybar_i x_i. A labeling is a contingency table: the a highest-scored
+    positives and the b highest-scored negatives predicted positive (any other choice with the same
+    table scores less). Value(a, b) = Delta(a, b) - (100/N)(sum of the other positives' scores) +
+    (100/N)(sum of the b negatives' scores). As svm_perf: only tables with Delta > 0 compete; PRBEP
+    predicts exactly #pos positives, Prec@k at least k, Rec@k at most k. For each a the best b is found
+    in O(log n) (see _best_b), so the search is O(n log n) against svm_perf's O(#pos * #neg).
+    Returns dcoef (+100/N for each positive predicted negative, -100/N for each negative predicted
+    positive) and Delta; an all-zero dcoef with Delta 0 if no table qualifies.
+    """
+    n = y.shape[0]
+    unit = 100.0 / n
+    pos = _sorted_desc(y, s, True)
+    neg = _sorted_desc(y, s, False)
+    npos, nneg = pos.shape[0], neg.shape[0]
+    pos_scores = s[pos]
+    neg_scores = s[neg]
+    pos_tail = np.zeros(npos + 1)  # pos_tail[a] = sum of the scores of positives a.. (sorted)
+    for i in range(npos - 1, -1, -1):
+        pos_tail[i] = pos_tail[i + 1] + pos_scores[i]
+    neg_head = np.zeros(nneg + 1)
+    for j in range(nneg):
+        neg_head[j + 1] = neg_head[j] + neg_scores[j]
+    positive_negs = 0  # negatives with a positive score: the best b when Delta ignores b
+    while positive_negs < nneg and neg_scores[positive_negs] > 0:
+        positive_negs += 1
+    best_value = -np.inf
+    best_a = -1
+    best_b = -1
+    for a in range(npos + 1):
+        if code == PRBEP:
+            lo = npos - a
+            hi = min(npos - a, nneg)
+        elif code == PREC_K:
+            lo = max(1, k - a)  # b = 0 would give precision 1, i.e. Delta = 0
+            hi = nneg
+        elif code == REC_K:
+            lo = 0
+            hi = min(k - a, nneg)
+        else:
+            lo = 0
+            hi = nneg
+        if (code == PRBEP or code == REC_K) and a == npos:
+            continue  # recall 1: Delta = 0
+        if (code == ZEROONE or code == FBETA) and a == npos:
+            lo = max(lo, 1)  # the table of y itself has Delta = 0
+        if lo > hi:
+            continue
+        if code == FBETA or code == PREC_K:
+            b = _best_b(code, a, lo, hi, npos, beta, unit, neg_scores)
+        else:
+            b = min(max(positive_negs, lo), hi)
+        value = contingency_loss(code, a, b, npos, beta) - unit * pos_tail[a] + unit * neg_head[b]
+        if value > best_value:
+            best_value, best_a, best_b = value, a, b
+    dcoef = np.zeros(n)
+    if best_a < 0:
+        return dcoef, 0.0
+    for i in range(best_a, npos):
+        dcoef[pos[i]] = unit
+    for j in range(best_b):
+        dcoef[neg[j]] = -unit
+    return dcoef, contingency_loss(code, best_a, best_b, npos, beta)
+
+
+@njit(cache=True)
+def average_precision_most_violated(y, s, loss_scale, psi_scale):
+    """Most violated ranking for 1 - AP (Yue et al. 2007, Algorithm 2; svm_perf's AvgPrec).
+
+    Maximises loss_scale (1 - AP(ybar)) + psi_scale sum_{i pos, j neg} ybar_ij (s_i - s_j) over
+    rankings. With positives and negatives each in score order, a ranking is the number k_j of positives
+    above the j-th negative; 1 - AP = (1/P) sum_j sum_{i > k_j} [i/(i+j-1) - i/(i+j)] splits over the
+    negatives, so each k_j is maximised on its own (the optima are monotone in j, the paper's Theorem 2):
+    O(n log n + P N). svm_perf: loss_scale 100, psi_scale 1; SVM-map: 1 and 1/(P N).
+    Returns dcoef = Psi(y) - Psi(ybar) per document and the loss.
+    """
+    n = y.shape[0]
+    pos = _sorted_desc(y, s, True)
+    neg = _sorted_desc(y, s, False)
+    P, N = pos.shape[0], neg.shape[0]
+    dcoef = np.zeros(n)
+    if P == 0 or N == 0:
+        return dcoef, 0.0
+    sp = s[pos]
+    sn = s[neg]
+    k_of = np.empty(N, dtype=np.int64)
+    for j in range(1, N + 1):
+        # f(k) relative to k = P (negative j below every positive): walk k from P down to 0
+        value = 0.0
+        best = 0.0
+        best_k = P
+        for k in range(P, 0, -1):
+            # move negative j above positive k: the loss gains k/(k+j-1) - k/(k+j) (over P),
+            # the pair (k, j) turns from +1 to -1
+            value += loss_scale * (k / (k + j - 1.0) - k / (k + j + 0.0)) / P - 2.0 * psi_scale * (sp[k - 1] - sn[j - 1])
+            if value > best:
+                best = value
+                best_k = k - 1
+        k_of[j - 1] = best_k
+    ap = 0.0
+    j = 0  # negatives above the current positive
+    for i in range(1, P + 1):
+        while j < N and k_of[j] < i:
+            j += 1
+        ap += i / (i + j + 0.0)
+        dcoef[pos[i - 1]] = 2.0 * psi_scale * j
+    ap /= P
+    for jj in range(N):
+        dcoef[neg[jj]] = -2.0 * psi_scale * (P - k_of[jj])
+    return dcoef, loss_scale * (1.0 - ap)
+
+
+ERRORRATE = 2
+ROCAREA = 10
+AVGPREC = 11
+
+
+@njit(cache=True)
+def needs_positives(code):
+    return code != ZEROONE and code != ERRORRATE
+
+
+@njit(cache=True)
+def needs_negatives(code):
+    return code == ROCAREA or code == AVGPREC
+
+
+@njit(cache=True, parallel=True)
+def examples_most_violated(y, s, qptr, code, k_abs, frac, beta):
+    """The most violated labeling of every example (rows qptr[q]:qptr[q+1]) for svm_perf loss `code`.
+
+    k for Prec@k / Rec@k: k_abs if > 0, else max(1, int(frac * #pos of the example)) as svm_perf.
+    Examples on which the loss is undefined (no positive, or no negative for ROCArea / AvgPrec) are
+    left out: used[q] is False and they contribute nothing.
+    """
+    nq = qptr.shape[0] - 1
+    dcoef = np.zeros(y.shape[0])
+    deltas = np.zeros(nq)
+    used = np.zeros(nq, dtype=np.bool_)
+    for q in prange(nq):
+        lo, hi = qptr[q], qptr[q + 1]
+        yq = y[lo:hi]
+        sq = s[lo:hi]
+        npos = 0
+        for i in range(hi - lo):
+            if yq[i] > 0:
+                npos += 1
+        nneg = hi - lo - npos
+        if (needs_positives(code) and npos == 0) or (needs_negatives(code) and nneg == 0):
+            continue
+        if code == ERRORRATE:
+            d, delta = errorrate_most_violated(yq, sq)
+        elif code == ROCAREA:
+            d, delta = rocarea_most_violated(yq, sq)
+        elif code == AVGPREC:
+            d, delta = average_precision_most_violated(yq, sq, 100.0, 1.0)
+        else:
+            k = k_abs if k_abs > 0 else max(1, int(npos * frac))
+            d, delta = contingency_most_violated(yq, sq, code, k, beta)
+        dcoef[lo:hi] = d
+        deltas[q] = delta
+        used[q] = True
+    return dcoef, deltas, used
