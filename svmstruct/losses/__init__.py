@@ -44,9 +44,9 @@ class Loss:
 
 
 def _registry() -> dict:
-    from svmstruct.losses import perf
+    from svmstruct.losses import perf, rank
 
-    losses = [*perf.LOSSES]
+    losses = [*perf.LOSSES, *rank.LOSSES]
     return {loss.name: loss for loss in losses}
 
 

@@ -8,6 +8,8 @@ Delta in percent, Psi with the label rescaling that makes the objectives equal t
 import numpy as np
 from numba import njit, prange
 
+from svmstruct.losses.map_oracles import average_precision_most_violated, sorted_desc
+
 
 @njit(cache=True)
 def errorrate_most_violated(y, s):
@@ -87,23 +89,6 @@ REC_K = 5
 
 
 @njit(cache=True)
-def _sorted_desc(y, s, positive):
-    """Indices of the positive (or negative) documents by score descending, ties by input order."""
-    count = 0
-    for i in range(y.shape[0]):
-        if (y[i] > 0) == positive:
-            count += 1
-    idx = np.empty(count, dtype=np.int64)
-    c = 0
-    for i in range(y.shape[0]):
-        if (y[i] > 0) == positive:
-            idx[c] = i
-            c += 1
-    order = np.argsort(-s[idx], kind="mergesort")
-    return idx[order]
-
-
-@njit(cache=True)
 def contingency_loss(code, a, b, npos, beta):
     """Delta(a, b) in percent for a true and b false positives (svm_perf's loss functions)."""
     c = npos - a
@@ -155,8 +140,8 @@ def contingency_most_violated(y, s, code, k, beta):
     """
     n = y.shape[0]
     unit = 100.0 / n
-    pos = _sorted_desc(y, s, True)
-    neg = _sorted_desc(y, s, False)
+    pos = sorted_desc(y, s, True)
+    neg = sorted_desc(y, s, False)
     npos, nneg = pos.shape[0], neg.shape[0]
     pos_scores = s[pos]
     neg_scores = s[neg]
@@ -206,53 +191,6 @@ def contingency_most_violated(y, s, code, k, beta):
     for j in range(best_b):
         dcoef[neg[j]] = -unit
     return dcoef, contingency_loss(code, best_a, best_b, npos, beta)
-
-
-@njit(cache=True)
-def average_precision_most_violated(y, s, loss_scale, psi_scale):
-    """Most violated ranking for 1 - AP (Yue et al. 2007, Algorithm 2; svm_perf's AvgPrec).
-
-    Maximises loss_scale (1 - AP(ybar)) + psi_scale sum_{i pos, j neg} ybar_ij (s_i - s_j) over
-    rankings. With positives and negatives each in score order, a ranking is the number k_j of positives
-    above the j-th negative; 1 - AP = (1/P) sum_j sum_{i > k_j} [i/(i+j-1) - i/(i+j)] splits over the
-    negatives, so each k_j is maximised on its own (the optima are monotone in j, the paper's Theorem 2):
-    O(n log n + P N). svm_perf: loss_scale 100, psi_scale 1; SVM-map: 1 and 1/(P N).
-    Returns dcoef = Psi(y) - Psi(ybar) per document and the loss.
-    """
-    n = y.shape[0]
-    pos = _sorted_desc(y, s, True)
-    neg = _sorted_desc(y, s, False)
-    P, N = pos.shape[0], neg.shape[0]
-    dcoef = np.zeros(n)
-    if P == 0 or N == 0:
-        return dcoef, 0.0
-    sp = s[pos]
-    sn = s[neg]
-    k_of = np.empty(N, dtype=np.int64)
-    for j in range(1, N + 1):
-        # f(k) relative to k = P (negative j below every positive): walk k from P down to 0
-        value = 0.0
-        best = 0.0
-        best_k = P
-        for k in range(P, 0, -1):
-            # move negative j above positive k: the loss gains k/(k+j-1) - k/(k+j) (over P),
-            # the pair (k, j) turns from +1 to -1
-            value += loss_scale * (k / (k + j - 1.0) - k / (k + j + 0.0)) / P - 2.0 * psi_scale * (sp[k - 1] - sn[j - 1])
-            if value > best:
-                best = value
-                best_k = k - 1
-        k_of[j - 1] = best_k
-    ap = 0.0
-    j = 0  # negatives above the current positive
-    for i in range(1, P + 1):
-        while j < N and k_of[j] < i:
-            j += 1
-        ap += i / (i + j + 0.0)
-        dcoef[pos[i - 1]] = 2.0 * psi_scale * j
-    ap /= P
-    for jj in range(N):
-        dcoef[neg[jj]] = -2.0 * psi_scale * (P - k_of[jj])
-    return dcoef, loss_scale * (1.0 - ap)
 
 
 ERRORRATE = 2

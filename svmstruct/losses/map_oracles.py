@@ -1,0 +1,90 @@
+"""SVM-map's most violated ranking (Yue, Finley, Radlinski & Joachims 2007), also svm_perf's AvgPrec."""
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True)
+def sorted_desc(y, s, positive):
+    """Indices of the positive (or negative) documents by score descending, ties by input order."""
+    count = 0
+    for i in range(y.shape[0]):
+        if (y[i] > 0) == positive:
+            count += 1
+    idx = np.empty(count, dtype=np.int64)
+    c = 0
+    for i in range(y.shape[0]):
+        if (y[i] > 0) == positive:
+            idx[c] = i
+            c += 1
+    order = np.argsort(-s[idx], kind="mergesort")
+    return idx[order]
+
+
+@njit(cache=True)
+def average_precision_most_violated(y, s, loss_scale, psi_scale):
+    """Most violated ranking for 1 - AP (Yue et al. 2007, Algorithm 2; svm_perf's AvgPrec).
+
+    Maximises loss_scale (1 - AP(ybar)) + psi_scale sum_{i pos, j neg} ybar_ij (s_i - s_j) over
+    rankings. With positives and negatives each in score order, a ranking is the number k_j of positives
+    above the j-th negative; 1 - AP = (1/P) sum_j sum_{i > k_j} [i/(i+j-1) - i/(i+j)] splits over the
+    negatives, so each k_j is maximised on its own (the optima are monotone in j, the paper's Theorem 2):
+    O(n log n + P N). svm_perf: loss_scale 100, psi_scale 1; SVM-map: 1 and 1/(P N).
+    Returns dcoef = Psi(y) - Psi(ybar) per document and the loss.
+    """
+    n = y.shape[0]
+    pos = sorted_desc(y, s, True)
+    neg = sorted_desc(y, s, False)
+    P, N = pos.shape[0], neg.shape[0]
+    dcoef = np.zeros(n)
+    if P == 0 or N == 0:
+        return dcoef, 0.0
+    sp = s[pos]
+    sn = s[neg]
+    k_of = np.empty(N, dtype=np.int64)
+    for j in range(1, N + 1):
+        # f(k) relative to k = P (negative j below every positive): walk k from P down to 0
+        value = 0.0
+        best = 0.0
+        best_k = P
+        for k in range(P, 0, -1):
+            # move negative j above positive k: the loss gains k/(k+j-1) - k/(k+j) (over P),
+            # the pair (k, j) turns from +1 to -1
+            value += loss_scale * (k / (k + j - 1.0) - k / (k + j + 0.0)) / P - 2.0 * psi_scale * (sp[k - 1] - sn[j - 1])
+            if value > best:
+                best = value
+                best_k = k - 1
+        k_of[j - 1] = best_k
+    ap = 0.0
+    j = 0  # negatives above the current positive
+    for i in range(1, P + 1):
+        while j < N and k_of[j] < i:
+            j += 1
+        ap += i / (i + j + 0.0)
+        dcoef[pos[i - 1]] = 2.0 * psi_scale * j
+    ap /= P
+    for jj in range(N):
+        dcoef[neg[jj]] = -2.0 * psi_scale * (P - k_of[jj])
+    return dcoef, loss_scale * (1.0 - ap)
+
+
+@njit(cache=True, parallel=True)
+def map_most_violated(y, s, qptr):
+    """All queries (y = +1 relevant / -1 not): SVM-map's scaling, Delta = 1 - AP and
+    Psi = 1/(|C+||C-|) sum_ij ybar_ij (x_i - x_j). Queries with no relevant or no non-relevant
+    document have no defined loss and contribute nothing."""
+    nq = qptr.shape[0] - 1
+    dcoef = np.zeros(y.shape[0])
+    deltas = np.zeros(nq)
+    for q in prange(nq):
+        lo, hi = qptr[q], qptr[q + 1]
+        P = 0
+        for i in range(lo, hi):
+            if y[i] > 0:
+                P += 1
+        N = hi - lo - P
+        if P == 0 or N == 0:
+            continue
+        d, delta = average_precision_most_violated(y[lo:hi], s[lo:hi], 1.0, 1.0 / (P * N))
+        dcoef[lo:hi] = d
+        deltas[q] = delta
+    return dcoef, deltas.sum()
