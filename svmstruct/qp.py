@@ -17,8 +17,8 @@ import scipy.sparse as sp
 # ADMM to moderate accuracy, then an exact solve on the active set it identifies (polish_active_set):
 # the objective must match the C originals to ~1e-5 relative.
 _SETTINGS = dict(
-    eps_abs=1e-4,
-    eps_rel=1e-4,
+    eps_abs=1e-2,
+    eps_rel=1e-2,
     eps_prim_inf=1e-12,
     eps_dual_inf=1e-12,
     max_iter=200000,

@@ -65,7 +65,7 @@ def test_duplicate_constraints_singular_gram():
     assert kkt_violation(a @ a.T, np.array([3.0, 3.0, 1.0]), 100.0, sol.alpha) < 1e-8
 
 
-@pytest.mark.parametrize("seed", range(100))
+@pytest.mark.parametrize("seed", range(200))
 def test_random_problems_reach_the_exhaustive_optimum_and_kkt(seed):
     rng = np.random.default_rng(seed)
     m = int(rng.integers(1, 7))
@@ -76,7 +76,8 @@ def test_random_problems_reach_the_exhaustive_optimum_and_kkt(seed):
     G = A @ A.T
     sol = solve_dual(G, b, C)
     scale = max(1.0, np.abs(b).max() * C)
-    assert sol.dual_objective == pytest.approx(exhaustive_optimum(G, b, C), abs=1e-9 * scale)
+    # never below the best active set (that enumeration may miss optima on singular faces, so >=)
+    assert sol.dual_objective >= exhaustive_optimum(G, b, C) - 1e-9 * scale
     assert kkt_violation(G, b, C, sol.alpha) <= 1e-7 * max(1.0, np.abs(b).max(), C * np.abs(G).max())
 
 

@@ -208,39 +208,53 @@ def needs_negatives(code):
     return code == ROCAREA or code == AVGPREC
 
 
+@njit(cache=True)
+def example_most_violated(yq, sq, code, k_abs, frac, beta):
+    """One example: (dcoef, Delta, used) for svm_perf loss `code` (see examples_most_violated)."""
+    npos = 0
+    for i in range(yq.shape[0]):
+        if yq[i] > 0:
+            npos += 1
+    nneg = yq.shape[0] - npos
+    if (needs_positives(code) and npos == 0) or (needs_negatives(code) and nneg == 0):
+        return np.zeros(yq.shape[0]), 0.0, False
+    if code == ERRORRATE:
+        d, delta = errorrate_most_violated(yq, sq)
+    elif code == ROCAREA:
+        d, delta = rocarea_most_violated(yq, sq)
+    elif code == AVGPREC:
+        d, delta = average_precision_most_violated(yq, sq, 100.0, 1.0)
+    else:
+        k = k_abs if k_abs > 0 else max(1, int(npos * frac))
+        d, delta = contingency_most_violated(yq, sq, code, k, beta)
+    return d, delta, True
+
+
 @njit(cache=True, parallel=True)
+def _examples_parallel(y, s, qptr, code, k_abs, frac, beta, dcoef, deltas, used):
+    for q in prange(qptr.shape[0] - 1):
+        lo, hi = qptr[q], qptr[q + 1]
+        d, deltas[q], used[q] = example_most_violated(y[lo:hi], s[lo:hi], code, k_abs, frac, beta)
+        dcoef[lo:hi] = d
+
+
+@njit(cache=True)
+def _examples_serial(y, s, qptr, code, k_abs, frac, beta, dcoef, deltas, used):
+    for q in range(qptr.shape[0] - 1):
+        lo, hi = qptr[q], qptr[q + 1]
+        d, deltas[q], used[q] = example_most_violated(y[lo:hi], s[lo:hi], code, k_abs, frac, beta)
+        dcoef[lo:hi] = d
+
+
 def examples_most_violated(y, s, qptr, code, k_abs, frac, beta):
     """The most violated labeling of every example (rows qptr[q]:qptr[q+1]) for svm_perf loss `code`.
 
     k for Prec@k / Rec@k: k_abs if > 0, else max(1, int(frac * #pos of the example)) as svm_perf.
     Examples on which the loss is undefined (no positive, or no negative for ROCArea / AvgPrec) are
-    left out: used[q] is False and they contribute nothing.
+    left out: used[q] is False and they contribute nothing. Threads only pay off for many examples.
     """
-    nq = qptr.shape[0] - 1
-    dcoef = np.zeros(y.shape[0])
-    deltas = np.zeros(nq)
-    used = np.zeros(nq, dtype=np.bool_)
-    for q in prange(nq):
-        lo, hi = qptr[q], qptr[q + 1]
-        yq = y[lo:hi]
-        sq = s[lo:hi]
-        npos = 0
-        for i in range(hi - lo):
-            if yq[i] > 0:
-                npos += 1
-        nneg = hi - lo - npos
-        if (needs_positives(code) and npos == 0) or (needs_negatives(code) and nneg == 0):
-            continue
-        if code == ERRORRATE:
-            d, delta = errorrate_most_violated(yq, sq)
-        elif code == ROCAREA:
-            d, delta = rocarea_most_violated(yq, sq)
-        elif code == AVGPREC:
-            d, delta = average_precision_most_violated(yq, sq, 100.0, 1.0)
-        else:
-            k = k_abs if k_abs > 0 else max(1, int(npos * frac))
-            d, delta = contingency_most_violated(yq, sq, code, k, beta)
-        dcoef[lo:hi] = d
-        deltas[q] = delta
-        used[q] = True
+    nq = len(qptr) - 1
+    dcoef, deltas, used = np.zeros(len(y)), np.zeros(nq), np.zeros(nq, dtype=np.bool_)
+    kernel = _examples_parallel if nq >= 8 else _examples_serial
+    kernel(y, s, qptr, code, int(k_abs), float(frac), float(beta), dcoef, deltas, used)
     return dcoef, deltas, used
