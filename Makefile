@@ -40,3 +40,11 @@ test-fast: install
 
 clean:
 	rm -rf $(OUT) .pytest_cache
+
+# ---- benchmarks and reports against the original programs (need ../shared)
+.PHONY: bench-perf parity-report
+bench-perf: install
+	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
+
+parity-report: install
+	$(BIN)/python scripts/parity_report.py --shared $(SHARED)

@@ -1,45 +1,94 @@
-"""Parity with the original C programs on the shared reference runs (DESIGN.md section 4)."""
+"""Parity with the original C programs on every shared reference run (DESIGN.md section 4).
+
+Objective: where the original converged tightly (its duality gap under 0.1%), our primal objective is
+within 0.1% of its pval. Where it did not (corn-perf-f1-c1 stopped with a QP KKT error of 49.7; the
+C = 10000 runs stop with gaps near C*epsilon), both runs certify an interval [dval, pval] around the
+one optimum, and the test checks that the two intervals overlap: a correct solver cannot promise more.
+"""
+import re
+
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from conftest import need_shared
+from conftest import need_shared, REFERENCE
 from reference_cases import all_cases, case
-from svmstruct import data, losses, model, train
-
-FOUNDATION_CASES = [
-    "corn-perf-err-c100",
-    "acq-perf-err-c100",
-    "corn-perf-roc-c100",
-    "acq-perf-roc-c100",
-    "mq2008-S1-perf-roc-c1",
-]
+from svmstruct import data, losses, measures, model, train
 
 
-def train_case(c, **opts):
-    dataset = data.read_svmlight(str(c.train[0]))
+def train_case(c):
+    dataset = data.read_svmlight(str(c.train[0])) if len(c.train) == 1 else concatenated(c.train)
     loss, name_opts = losses.lookup(c.loss)
-    problem = loss.build(dataset, {"bias": 1.0, **opts, **name_opts})
+    opts = {"bias": 1.0, **name_opts}
+    problem = loss.build(dataset, opts)
     result = train.train(problem, c.C, c.epsilon)
     return model.from_training(loss, opts, dataset, problem, result, c.C, c.epsilon), result
 
 
+def concatenated(paths):
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        for p in paths:
+            f.write(p.read_text())
+    return data.read_svmlight(f.name)
+
+
+def classify_log(name):
+    text = (REFERENCE / f"{name}.classify.log").read_text()
+    return {k: float(v) for k, v in re.findall(r"^(Accuracy|F1|PRBEP)\s*:\s*([\d.]+)", text, re.M)}
+
+
+CASES = all_cases()
+
+# Runs whose test ranking is not pinned down by the epsilon-optimal solutions: the certified distance
+# between our weights and theirs (sqrt(2 gap) each) is large against the spread of the test scores
+# (C = 1: tiny weights), or the original is not at an optimum at all (corn-perf-f1-c1: QP KKT error 49.7).
+# For these the weight check below is the parity test; the Spearman correlation is reported by
+# scripts/parity_report.py.
+LOOSE_RANKING = {"corn-perf-err-c1", "corn-perf-f1-c1", "corn-perf-prbep-c1", "corn-perf-preck-c1",
+                 "corn-perf-reck-c1", "corn-perf-err-c10000"}
+
+
+def certified_weight_distance(c, trained, result):
+    """(|w_ours - w_ref|, sqrt(2 gap_ours) + sqrt(2 gap_ref)) over all weights, bias weight included.
+
+    The primal objective is 1-strongly convex, so a w whose primal exceeds a dual value by g lies within
+    sqrt(2 g) of the unique optimum: two correct runs are at most the sum apart."""
+    reference = model.load_model(str(c.model))
+    width = max(len(trained.w), len(reference.w))
+    ours, theirs = np.zeros(width + 1), np.zeros(width + 1)
+    ours[: len(trained.w)] = trained.w
+    theirs[: len(reference.w)] = reference.w
+    if "-perf-" in c.name:  # svm_perf folds the bias weight into b = -w_bias (bias feature 1)
+        ours[-1], theirs[-1] = -trained.threshold, -reference.threshold
+    bound = np.sqrt(2 * max(result.primal - result.dual, 0)) + np.sqrt(2 * max(c.pval - c.dval, 0))
+    return float(np.linalg.norm(ours - theirs)), float(bound)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", FOUNDATION_CASES)
-def test_objective_and_predictions_match_svm_perf(name):
+@pytest.mark.parametrize("name", CASES)
+def test_objective_predictions_and_test_measures_match_the_original(name):
     need_shared()
     c = case(name)
     trained, result = train_case(c)
     assert result.converged
-    assert abs(result.primal - c.pval) <= 1e-3 * c.pval, (result.primal, c.pval)
-    assert result.dual <= c.pval * (1 + 1e-6)  # our lower bound never exceeds their feasible objective
-    scores = model.score(trained, data.read_svmlight(str(c.test)))
-    assert spearmanr(scores, c.pred).statistic >= 0.999
+    if (c.pval - c.dval) <= 1e-3 * c.pval:
+        assert abs(result.primal - c.pval) <= 1e-3 * c.pval, (result.primal, c.pval)
+    else:  # the original stopped loose: the certified intervals must overlap
+        assert result.dual <= c.pval * (1 + 1e-6) and c.dval <= result.primal * (1 + 1e-6), \
+            (result.dual, result.primal, c.dval, c.pval)
+    distance, bound = certified_weight_distance(c, trained, result)
+    assert distance <= bound * 1.01 + 1e-4, (distance, bound)
+    test = data.read_svmlight(str(c.test))
+    scores = model.score(trained, test)
+    if name not in LOOSE_RANKING:
+        assert spearmanr(scores, c.pred).statistic >= 0.999
 
 
 def test_classify_reproduces_every_reference_prediction():
     need_shared()
-    for name in all_cases():
+    for name in CASES:
         c = case(name)
         reference = model.load_model(str(c.model))
         scores = model.score(reference, data.read_svmlight(str(c.test)))
