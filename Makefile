@@ -42,9 +42,12 @@ clean:
 	rm -rf $(OUT) .pytest_cache
 
 # ---- benchmarks and reports against the original programs (need ../shared)
-.PHONY: bench-perf parity-report
+.PHONY: bench-perf bench-f1-oracle parity-report
 bench-perf: install
 	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
 
 parity-report: install
 	$(BIN)/python scripts/parity_report.py --shared $(SHARED)
+
+bench-f1-oracle: install
+	$(BIN)/python scripts/bench_f1_oracle.py 1e4 1e5

@@ -105,14 +105,12 @@ def polish_active_set(G: np.ndarray, b: np.ndarray, C: float, alpha: np.ndarray,
     x[x <= 1e-5 * max(float(x.max()), 1e-300)] = 0.0  # wrongly dropped indices come back below
     x = x * (C / x.sum()) if x.sum() > 0 else np.eye(m + 1)[m] * C
     free = x > 0
-    gscale = max(1.0, float(np.abs(b).max()), C * float(np.abs(G).max()))
-    tol = 1e-11 * gscale
+    absG, absb = np.abs(Gs), np.abs(bs)
     for _ in range(max_steps or 4 * (m + 1)):
         F = np.flatnonzero(free)
-        k = len(F)
         g = bs - Gs @ x
         GFF = Gs[np.ix_(F, F)]
-        p, newton = _face_step(GFF, g[F], tol)
+        p, newton = _face_step(GFF, g[F])
         if np.any(p < 0) and (not newton or np.any(x[F] + p < 0)):
             shrinking = p < 0
             ratios = x[F][shrinking] / -p[shrinking]
@@ -130,13 +128,15 @@ def polish_active_set(G: np.ndarray, b: np.ndarray, C: float, alpha: np.ndarray,
         g = bs - Gs @ x
         lam = float(g[F].mean())
         bound = np.flatnonzero(~free)
-        if len(bound) == 0 or g[bound].max() <= lam + tol:
+        # round-off in g_k is ~1e-16 (|b_k| + sum_l |G_kl| x_l): a gradient within 1e-12 of that is a tie
+        slack = g[bound] - lam - 1e-12 * (absb[bound] + absG[bound] @ x + abs(lam))
+        if len(bound) == 0 or slack.max() <= 0:
             return project_feasible(x[:m], C)
-        free[bound[np.argmax(g[bound])]] = True
+        free[bound[np.argmax(slack)]] = True
     return None
 
 
-def _face_step(GFF: np.ndarray, gF: np.ndarray, tol: float):
+def _face_step(GFF: np.ndarray, gF: np.ndarray):
     """The step on a face: (Newton step, True), or (ascent direction along the null space, False)."""
     k = len(gF)
     K = np.zeros((k + 1, k + 1))
@@ -145,7 +145,7 @@ def _face_step(GFF: np.ndarray, gF: np.ndarray, tol: float):
     K[k, :k] = 1.0
     rhs = np.append(gF, 0.0)
     sol = _solve_kkt(K, rhs)
-    if np.abs(K @ sol - rhs).max() <= tol:
+    if np.all(np.abs(K @ sol - rhs) <= 1e-10 * (np.abs(K) @ np.abs(sol) + np.abs(rhs))):
         return sol[:k], True
     M = np.vstack([GFF, np.ones((1, k))])
     _, sv, Vt = np.linalg.svd(M)

@@ -1,0 +1,74 @@
+"""Training with svm_perf's losses: per-query convention, degenerate data, AvgPrec convergence."""
+import numpy as np
+import pytest
+
+from conftest import DATA, need_shared
+from svmstruct import data, losses, train
+from svmstruct.errors import InputError
+from pathlib import Path
+
+SMALL = Path(__file__).resolve().parents[1] / "data" / "mq2008-small" / "train.txt"
+
+
+def build(name, dataset, **opts):
+    loss, name_opts = losses.lookup(name)
+    return loss.build(dataset, {"bias": 1.0, **opts, **name_opts})
+
+
+def test_per_query_error_rate_objective_is_the_average_of_per_query_hinge_sums():
+    dataset = data.read_svmlight(str(SMALL))
+    problem = build("errorrate", dataset, per_query=True)
+    C = 3.0
+    result = train.train(problem, C, 0.01)
+    y = np.where(dataset.y > 0, 1.0, -1.0)
+    scores = problem.X @ result.w
+    per_query = [100.0 / (hi - lo) * np.maximum(0, 1 - y[lo:hi] * scores[lo:hi]).sum()
+                 for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:])]
+    expected = 0.5 * result.w @ result.w + C * np.mean(per_query)
+    assert problem.n == dataset.n_examples and problem.skipped == 0
+    assert result.primal == pytest.approx(expected, rel=1e-9)
+
+
+def test_per_query_losses_skip_queries_without_positives_and_stay_finite():
+    dataset = data.read_svmlight(str(SMALL))
+    no_positive = sum(1 for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:]) if not np.any(dataset.y[lo:hi] > 0))
+    assert no_positive > 0
+    for name in ("f1", "prbep", "prec@10", "rec@k", "rocarea", "avgprec", "zeroone"):
+        problem = build(name, dataset, per_query=True)
+        expected_skip = 0 if name == "zeroone" else no_positive
+        assert problem.skipped >= expected_skip and problem.n + problem.skipped == dataset.n_examples
+        result = train.train(problem, 1.0, 0.5, max_iterations=30)
+        assert np.isfinite(result.w).all() and np.isfinite(result.primal)
+
+
+def test_one_query_per_query_equals_the_whole_file():
+    dataset = data.read_svmlight(str(SMALL))
+    dataset.qid[:] = 1
+    dataset.qptr = np.array([0, dataset.n_docs])
+    for name in ("f1", "rocarea", "prec@5"):
+        a = train.train(build(name, dataset, per_query=True), 1.0, 0.01)
+        b = train.train(build(name, dataset), 1.0, 0.01)
+        assert a.primal == pytest.approx(b.primal, rel=1e-9)
+
+
+def test_degenerate_training_sets_are_clear_errors(tmp_path):
+    path = tmp_path / "neg.dat"
+    path.write_text("-1 1:1\n-1 2:1\n")
+    dataset = data.read_svmlight(str(path))
+    for name in ("f1", "rocarea", "prbep", "avgprec"):
+        with pytest.raises(InputError, match="positive"):
+            build(name, dataset)
+    assert train.train(build("errorrate", dataset), 1.0, 0.1).converged  # defined: all negative is fine
+    with pytest.raises(InputError, match="--p"):
+        build("prec@k", dataset, p=1.5)
+    with pytest.raises(InputError, match="per-query"):
+        build("f1", dataset, per_query=True)
+
+
+@pytest.mark.slow
+def test_avgprec_converges_on_mq2008_where_svm_perf_did_not():
+    need_shared()
+    problem = build("avgprec", data.read_svmlight(str(DATA / "mq2008" / "S1.txt")))
+    result = train.train(problem, 1.0, 0.1)
+    assert result.converged
+    assert result.primal - result.dual <= 1.0 * 0.1 * 1.0001  # gap at most C * epsilon
