@@ -49,8 +49,9 @@ def cli():
 
 
 @cli.command()
-@click.option("-c", "C", type=float, default=DEFAULT_C, show_default=True,
-              help="Trade-off C of the 1-slack objective 1/2|w|^2 + C xi (svm_perf/svm_rank scaling, see README).")
+@click.option("-c", "C", default=str(DEFAULT_C), show_default=True,
+              help="Trade-off C of the 1-slack objective 1/2|w|^2 + C xi (svm_perf/svm_rank scaling, see README); "
+                   "a comma-separated grid with --validate.")
 @click.option("-e", "epsilon", type=float, default=None,
               help="Stop when no constraint is violated by more than this (default: the loss's, e.g. 0.1 for svm_perf losses).")
 @click.option("-l", "loss_name", default="errorrate", show_default=True,
@@ -62,34 +63,53 @@ def cli():
               help="Accepted for svm_perf compatibility: 3 or 4 (both mean the 1-slack algorithm used here).")
 @click.option("--format", "model_format", type=click.Choice(["svmstruct", "svmlight"]), default="svmstruct",
               show_default=True, help="Model file format; svmlight is readable by svm_perf_classify/svm_rank_classify.")
+@click.option("--validate", "validation_file", default=None,
+              help="Validation data: train for every C of the -c grid and keep the best model by --select.")
+@click.option("--select", "select_measure", default="map", show_default=True,
+              help="Measure that picks C on the validation data (any `eval` measure; `error` is minimised).")
 @_loss_options
 @click.argument("train_file")
 @click.argument("model_file")
-def learn(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, train_file, model_file, **loss_opts):
+def learn(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, validation_file, select_measure,
+          train_file, model_file, **loss_opts):
     """Train on TRAIN_FILE (SVMlight, '-' for stdin) and write MODEL_FILE."""
-    from svmstruct import data, losses, model, train
+    from svmstruct import data, losses, measures, model, selection, train
 
     if algorithm not in ALGORITHMS_1SLACK:
         raise InputError(f"-w {algorithm}: only the 1-slack algorithm (-w 3 or 4) is implemented")
-    if C <= 0:
-        raise InputError(f"-c must be positive, got {C}")
+    grid = selection.parse_grid(C)
+    if len(grid) > 1 and validation_file is None:
+        raise InputError("a grid of C values needs --validate VALIDATION_FILE to choose from")
     loss, name_opts = losses.lookup(loss_name)
     opts = {**loss_opts, **name_opts}
     dataset = data.read_svmlight(train_file)
-    problem = loss.build(dataset, opts)
     eps = loss.default_epsilon if epsilon is None else epsilon
     if eps <= 0:
         raise InputError(f"-e must be positive, got {eps}")
-    if verbosity >= 1:
-        stats = ", ".join(f"{k} {v}" for k, v in problem.info.items())
-        click.echo(
-            f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features, "
-            f"{problem.n} examples{', ' + str(problem.skipped) + ' skipped' if problem.skipped else ''}"
-            f"{' (' + stats + ')' if stats else ''}; loss {loss.name}, C {C:g}, epsilon {eps:g}",
-            err=True,
-        )
-    result = train.train(problem, C, eps, max_iterations, _progress_printer(verbosity) if verbosity >= 1 else None)
-    trained = model.from_training(loss, opts, dataset, problem, result, C, eps)
+    if validation_file is not None:
+        try:
+            measures.lookup(select_measure)
+        except KeyError as e:
+            raise InputError(e.args[0]) from None
+        validation = data.read_svmlight(validation_file, n_features=dataset.n_features)
+        say = (lambda line: click.echo(line, err=True)) if verbosity >= 1 else None
+        best, _ = selection.select_C(loss, opts, dataset, validation, select_measure, grid, eps, max_iterations, say)
+        trained, result = best.model, best.result
+        if verbosity >= 1:
+            click.echo(f"Selected C {best.C:g} (validation {select_measure} {best.value:.4f})", err=True)
+    else:
+        problem = loss.build(dataset, opts)
+        if verbosity >= 1:
+            stats = ", ".join(f"{k} {v}" for k, v in problem.info.items())
+            click.echo(
+                f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features, "
+                f"{problem.n} examples{', ' + str(problem.skipped) + ' skipped' if problem.skipped else ''}"
+                f"{' (' + stats + ')' if stats else ''}; loss {loss.name}, C {grid[0]:g}, epsilon {eps:g}",
+                err=True,
+            )
+        result = train.train(problem, grid[0], eps, max_iterations,
+                             _progress_printer(verbosity) if verbosity >= 1 else None)
+        trained = model.from_training(loss, opts, dataset, problem, result, grid[0], eps)
     if verbosity >= 1:
         click.echo(train.summary(result), err=True)
     text = model.format_svmlight(trained) if model_format == "svmlight" else model.format_model(trained)
@@ -131,18 +151,30 @@ def classify(output_format, tag, verbosity, test_file, model_file, output):
               show_default=True, help="trec: `measure<TAB>qid<TAB>value` lines with qid `all` for the summary.")
 @click.option("--rel-threshold", type=float, default=0.0, show_default=True,
               help="A label above this is relevant / positive for binary measures.")
+@click.option("--write-qrels", type=click.Path(dir_okay=False), default=None,
+              help="Also write TEST_FILE's labels as TREC qrels to this file.")
 @click.argument("test_file")
-@click.argument("predictions")
-def evaluate_command(measure_names, per_query, output_format, rel_threshold, test_file, predictions):
-    """Measures of PREDICTIONS (one score per line of TEST_FILE) against TEST_FILE's labels."""
-    from svmstruct import data, evaluate, measures
+@click.argument("predictions", nargs=-1, required=True)
+def evaluate_command(measure_names, per_query, output_format, rel_threshold, write_qrels, test_file, predictions):
+    """Measures of PREDICTIONS (one score per line of TEST_FILE) against TEST_FILE's labels.
+
+    With several prediction files: a paired comparison against the first (means, per-query
+    wins/losses, Wilcoxon signed-rank and paired t-test p-values).
+    """
+    from svmstruct import data, evaluate, measures, trec
 
     names = list(measure_names) or measures.DEFAULT_MEASURES
     if "all" in names:
         names = measures.ALL_MEASURES
     dataset = data.read_svmlight(test_file)
-    scores = evaluate.read_predictions(predictions, dataset.n_docs)
-    table = evaluate.measure_table(dataset, scores, names, rel_threshold)
+    if write_qrels:
+        _write_output(write_qrels, trec.format_qrels(dataset))
+    runs = [(path, evaluate.read_predictions(path, dataset.n_docs)) for path in predictions]
+    if len(runs) > 1:
+        comparison = evaluate.compare(dataset, runs, names, rel_threshold)
+        click.echo(evaluate.format_comparison(comparison, "json" if output_format == "json" else "table"), nl=False)
+        return
+    table = evaluate.measure_table(dataset, runs[0][1], names, rel_threshold)
     click.echo(evaluate.format_table(table, per_query, output_format), nl=False)
 
 

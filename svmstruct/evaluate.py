@@ -70,3 +70,60 @@ def format_table(table: dict, per_query: bool, fmt: str = "trec") -> str:
             lines.extend(f"{m}\t{q}\t{v:.4f}\n" for q, v in row.items() if q != "all")
         lines.append(f"{m}\tall\t{row['all']:.4f}\n")
     return "".join(lines)
+
+
+def compare(dataset, runs: list, names: list, rel_threshold: float = 0.0) -> dict:
+    """Paired comparison of runs (list of (label, scores)) against the first one.
+
+    Per measure and run: the mean (or file value); for per-query measures also, against the first run,
+    per-query wins/ties/losses and the p-values of the Wilcoxon signed-rank test (scipy's default
+    zero_method 'wilcox', two-sided) and of the paired t-test; both are 1.0 when all differences are 0.
+    """
+    from scipy import stats
+
+    result = {}
+    for name in names:
+        tables = [measure_table(dataset, scores, [name], rel_threshold)[name] for _, scores in runs]
+        per_query = len(tables[0]) > 1
+        base = np.array([v for q, v in tables[0].items() if q != "all"]) if per_query else None
+        rows = []
+        for (label, _), table in zip(runs, tables):
+            row = {"run": label, "value": table["all"]}
+            if per_query and rows:
+                values = np.array([v for q, v in table.items() if q != "all"])
+                diff = values - base
+                row.update(wins=int(np.sum(diff > 0)), ties=int(np.sum(diff == 0)), losses=int(np.sum(diff < 0)))
+                if np.any(diff != 0):
+                    row["wilcoxon_p"] = float(stats.wilcoxon(values, base).pvalue)
+                    row["ttest_p"] = float(stats.ttest_rel(values, base).pvalue)
+                else:
+                    row["wilcoxon_p"] = row["ttest_p"] = 1.0
+            rows.append(row)
+        result[name] = rows
+    return result
+
+
+def stars(p: float) -> str:
+    return "**" if p < 0.01 else "*" if p < 0.05 else ""
+
+
+def format_comparison(comparison: dict, fmt: str = "table") -> str:
+    """Papers' layout: per measure a row, per run `mean  wins/losses stars` against the first run
+    (* p < 0.05, ** p < 0.01, Wilcoxon signed-rank); json gives every number."""
+    if fmt == "json":
+        return json.dumps(comparison, indent=1) + "\n"
+    runs = [row["run"] for row in next(iter(comparison.values()))]
+    width = max(12, *(len(r) for r in runs))
+    mwidth = max(len(m) for m in comparison)
+    lines = [f"{'':<{mwidth}}  " + "  ".join(f"{r:<{width}}" for r in runs)]
+    for name, rows in comparison.items():
+        cells = []
+        for row in rows:
+            cell = f"{row['value']:.4f}"
+            if "wins" in row:
+                cell += f" {row['wins']}/{row['losses']} {stars(row['wilcoxon_p'])}"
+            cells.append(f"{cell:<{width}}")
+        lines.append(f"{name:<{mwidth}}  " + "  ".join(cells).rstrip())
+    lines.append("(wins/losses per query against the first run; * p < 0.05, ** p < 0.01, Wilcoxon signed-rank;"
+                 " --format json adds ties and paired t-test p-values)")
+    return "\n".join(lines) + "\n"

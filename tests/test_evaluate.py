@@ -1,0 +1,103 @@
+"""eval: comparison statistics against scipy, prediction files, pipes into a TREC scorer, model selection."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from svmstruct import data, evaluate, measures
+from svmstruct.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = ROOT / "data" / "mq2008-small"
+
+
+def svmstruct(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "svmstruct", *map(str, args)], input=stdin, capture_output=True,
+                          text=True)
+
+
+@pytest.fixture(scope="module")
+def test_set():
+    return data.read_svmlight(str(SMALL / "test.txt"))
+
+
+def test_compare_p_values_equal_scipy_on_the_per_query_values(test_set):
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=test_set.n_docs)
+    b = a + rng.normal(size=test_set.n_docs) * 0.5 + 0.3 * test_set.y
+    result = evaluate.compare(test_set, [("a", a), ("b", b)], ["map", "ndcg@10", "f1"])
+    for name in ("map", "ndcg@10"):
+        m = measures.lookup(name)
+        qa = measures.per_query(m, test_set.y, a, test_set.qptr, test_set.docids)
+        qb = measures.per_query(m, test_set.y, b, test_set.qptr, test_set.docids)
+        row = result[name][1]
+        assert row["wilcoxon_p"] == pytest.approx(stats.wilcoxon(qb, qa).pvalue, rel=1e-12)
+        assert row["ttest_p"] == pytest.approx(stats.ttest_rel(qb, qa).pvalue, rel=1e-12)
+        assert (row["wins"], row["ties"], row["losses"]) == (int(np.sum(qb > qa)), int(np.sum(qb == qa)), int(np.sum(qb < qa)))
+        assert result[name][0]["value"] == pytest.approx(qa.mean())
+    assert "wins" not in result["f1"][1]  # file measures have no per-query pairing
+
+
+def test_identical_runs_compare_as_all_ties(test_set):
+    s = np.arange(test_set.n_docs, dtype=float)
+    row = evaluate.compare(test_set, [("a", s), ("b", s.copy())], ["map"])["map"][1]
+    assert row["ties"] == test_set.n_examples and row["wilcoxon_p"] == 1.0
+
+
+def test_prediction_file_errors(tmp_path):
+    path = tmp_path / "p.txt"
+    path.write_text("0.5\nabc\n")
+    with pytest.raises(InputError) as e:
+        evaluate.read_predictions(str(path), 2)
+    assert e.value.line == 2 and "abc" in e.value.message
+    path.write_text("0.5\n")
+    with pytest.raises(InputError, match="1 predictions for 2 data lines"):
+        evaluate.read_predictions(str(path), 2)
+    path.write_text("nan\n")
+    with pytest.raises(InputError, match="not finite"):
+        evaluate.read_predictions(str(path), 1)
+
+
+def test_trec_run_piped_into_a_scorer_gives_evals_numbers(tmp_path):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    model = tmp_path / "m.model"
+    assert svmstruct("learn", "-l", "map", "-v", "0", SMALL / "train.txt", model).returncode == 0
+    qrels_text = svmstruct("qrels", SMALL / "test.txt").stdout
+    scorer = (
+        "import sys, json, pytrec_eval\n"
+        "qrels = {}\n"
+        f"for line in open({str(tmp_path / 'q')!r}):\n"
+        "    q, _, d, r = line.split(); qrels.setdefault(q, {})[d] = int(r)\n"
+        "run = {}\n"
+        "for line in sys.stdin:\n"
+        "    q, _, d, rank, score, tag = line.split(); run.setdefault(q, {})[d] = float(score)\n"
+        "res = pytrec_eval.RelevanceEvaluator(qrels, {'map'}).evaluate(run)\n"
+        "print(sum(v['map'] for v in res.values()) / len(res))\n"
+    )
+    (tmp_path / "q").write_text(qrels_text)
+    classify = subprocess.Popen([sys.executable, "-m", "svmstruct", "classify", "--format", "trec", SMALL / "test.txt",
+                                 model, "-"], stdout=subprocess.PIPE)
+    scored = subprocess.run([sys.executable, "-c", scorer], stdin=classify.stdout, capture_output=True, text=True)
+    classify.wait()
+    assert classify.returncode == 0 and scored.returncode == 0, scored.stderr
+    ours = svmstruct("eval", "--format", "json", "-m", "map", SMALL / "test.txt",
+                     "-", stdin=svmstruct("classify", SMALL / "test.txt", model).stdout)
+    assert json.loads(ours.stdout)["map"]["all"] == pytest.approx(float(scored.stdout), abs=1e-9)
+
+
+def test_learn_with_a_validation_grid_keeps_the_best_c(tmp_path):
+    model = tmp_path / "m.model"
+    run = svmstruct("learn", "-l", "map", "-c", "0.01,1,100", "--validate", SMALL / "vali.txt", "--select", "ndcg@10",
+                    SMALL / "train.txt", model)
+    assert run.returncode == 0, run.stderr
+    lines = [l for l in run.stderr.splitlines() if l.startswith("C ")]
+    values = {float(l.split()[1]): float(l.split()[4]) for l in lines}
+    assert len(values) == 3
+    header = dict(l.split(" ", 1) for l in model.read_text().splitlines()[1:20] if " " in l)
+    best = max(values, key=lambda c: (values[c], -c))
+    assert float(header["C"]) == best and header["selected_by"] == "ndcg@10"
+    assert svmstruct("learn", "-c", "1,2", SMALL / "train.txt", tmp_path / "x").returncode == 1
