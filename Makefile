@@ -53,3 +53,8 @@ parity-report: install
 
 bench-f1-oracle: install
 	$(BIN)/python scripts/bench_f1_oracle.py 1e4 1e5
+
+# ---- experiments (need ../shared/data); results in exp/
+.PHONY: exp-mq2008
+exp-mq2008: install
+	$(BIN)/python scripts/exp_mq2008.py --shared $(SHARED) --out exp/mq2008

@@ -168,3 +168,21 @@ def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:
             int(line[qptr[b]]),
         )
     return qptr
+
+
+def concatenate(datasets: list, name: str | None = None) -> Dataset:
+    """The datasets one after the other (as if their files were concatenated); qids must stay contiguous."""
+    width = max(d.n_features for d in datasets)
+    blocks = []
+    for d in datasets:
+        X = d.X.copy()
+        X.resize((X.shape[0], width))
+        blocks.append(X)
+    X = sp.vstack(blocks, format="csr")
+    qid = np.concatenate([d.qid for d in datasets])
+    line = np.concatenate([d.line for d in datasets])
+    has_qid = all(d.has_qid for d in datasets)
+    path = name or "+".join(d.path for d in datasets)
+    qptr = group_queries(qid, line, path) if has_qid else np.array([0, len(qid)], dtype=np.int64)
+    docids = [doc for d in datasets for doc in d.docids]
+    return Dataset(X, np.concatenate([d.y for d in datasets]), qid, qptr, docids, line, path, has_qid)
