@@ -5,8 +5,8 @@ The only place input is validated; every malformed line raises InputError naming
 from __future__ import annotations
 
 import gzip
-import io
 import math
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from svmstruct import svmlight_parser as parser
 from svmstruct.errors import InputError
 
 
@@ -47,109 +48,173 @@ class Dataset:
         return len(self.qptr) - 1
 
 
-_DOCID = re.compile(r"docid\s*=\s*(\S+)")
+_DOCID = re.compile(rb"docid\s*=\s*(\S+)")
+CHUNK = 1 << 24  # bytes of text parsed per kernel call; memory stays near the final arrays
 
 
-def _open_text(path: str):
+def _open_binary(path: str):
     if path == "-":
-        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        return sys.stdin.buffer
     try:
-        if path.endswith(".gz"):
-            return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-        return open(path, encoding="utf-8", errors="replace")
+        if os.path.isdir(path):
+            raise InputError("is a directory", path)
+        f = open(path, "rb")
+        if f.read(2) == b"\x1f\x8b":
+            f.close()
+            return gzip.open(path, "rb")
+        f.seek(0)
+        return f
     except OSError as e:
         raise InputError(f"cannot open: {e.strerror}", path) from None
 
 
-def docid_from_comment(comment: str) -> str | None:
+def _complete_chunks(f, name: str):
+    """Successive byte buffers holding whole lines (the last one gets a newline if it lacks one)."""
+    carry = b""
+    while True:
+        try:
+            block = f.read(CHUNK)
+        except (OSError, EOFError) as e:
+            raise InputError(f"cannot read: {e}", name) from None
+        if not block:
+            if carry:
+                yield carry + b"\n"
+            return
+        block = carry + block
+        cut = block.rfind(b"\n") + 1
+        carry = block[cut:]
+        if cut:
+            yield block[:cut]
+
+
+def docid_from_comment(comment: bytes) -> str | None:
+    """`docid = X` / `docid=X` in the comment (LETOR), else its first token."""
     m = _DOCID.search(comment)
     if m:
-        return m.group(1)
+        return m.group(1).decode("utf-8", "replace")
     tokens = comment.split()
-    return tokens[0] if tokens else None
+    return tokens[0].decode("utf-8", "replace") if tokens else None
 
 
-def read_svmlight(path: str, n_features: int | None = None) -> Dataset:
-    """Read an SVMlight file (``-`` for stdin, ``.gz`` transparently).
+def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, layout: str = "sparse") -> Dataset:
+    """Read an SVMlight file (``-`` for stdin, gzip detected by its magic bytes).
 
-    n_features widens X to at least that many columns (to score a test file with a model).
+    n_features widens X to at least that many columns (to score a test file with a model). dtype
+    float32 stores the features in single precision, as svm_light does (half the memory). layout
+    'sparse' gives a CSR matrix, 'dense' an ndarray (for dense data it saves the 4-byte index of every
+    value), 'auto' whichever takes less memory.
+    The file is read twice (sizes, then values), so memory peaks near the final arrays; stdin and
+    gzip are spooled once.
     """
     name = "<stdin>" if path == "-" else path
-    ys, qids, lines, docids = [], [], [], []
-    indptr, indices, values = [0], [], []
-    any_qid = None
-    with _open_text(path) as f:
-        for lineno, raw in enumerate(f, 1):
-            text, _, comment = raw.partition("#")
-            tokens = text.split()
-            if not tokens:
-                continue
+    with _open_binary(path) as f:
+        if path == "-" or isinstance(f, gzip.GzipFile):
+            chunks = list(_complete_chunks(f, name))
+            source = lambda: iter(chunks)  # noqa: E731
+        else:
+            source = None
+        rows = nnz = highest = 0
+        for buf in (source() if source else _complete_chunks(f, name)):
+            r, z, h = parser.count_lines(np.frombuffer(buf, dtype=np.uint8), len(buf))
+            rows, nnz, highest = rows + r, nnz + z, max(highest, h)
+        if rows == 0:
+            raise InputError("no examples", name)
+        width = max(highest, n_features or 0)
+        itemsize = np.dtype(dtype).itemsize
+        dense = layout == "dense" or (layout == "auto" and rows * width * itemsize <= nnz * (itemsize + 4))
+        X = np.zeros((rows, width) if dense else (0, width), dtype=dtype)
+        indptr = np.zeros(rows + 1 if not dense else 1, dtype=np.int64)
+        indices = np.empty(0 if dense else nnz, dtype=np.int32)
+        values = np.empty(0 if dense else nnz, dtype=dtype)
+        y = np.empty(rows)
+        qid = np.zeros(rows, dtype=np.int64)
+        has_qid = np.zeros(rows, dtype=np.bool_)
+        lines = np.zeros(rows, dtype=np.int64)
+        docids = []
+        state = dict(line=0, row=0, nz=0)
+        if source is None:
+            f.seek(0)
+        for buf in (source() if source else _complete_chunks(f, name)):
+            _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, has_qid, lines, docids)
+    if state["row"] != rows:
+        raise InputError(f"the file changed while it was read ({state['row']} rows, expected {rows})", name)
+    if has_qid.any() and not has_qid.all():
+        row = int(np.flatnonzero(has_qid != has_qid[0])[0])
+        raise InputError("either every line has a qid or none has", name, int(lines[row]))
+    any_qid = bool(has_qid[0])
+    qptr = group_queries(qid, lines, name) if any_qid else np.array([0, rows], dtype=np.int64)
+    if not dense:
+        X = sp.csr_matrix((values, indices, indptr), shape=(rows, width))
+    return Dataset(X, y, qid, qptr, docids, lines, name, any_qid)
+
+
+_MESSAGES = {
+    parser.BAD_TARGET: "bad target '{tok}'",
+    parser.MALFORMED: "malformed token '{tok}' (expected index:value)",
+    parser.BAD_INDEX: "bad feature index '{tok}'",
+    parser.INDEX_TOO_SMALL: "feature index must be >= 1: '{tok}'",
+    parser.NOT_INCREASING: "feature indices must increase: '{tok}' after index {last}",
+    parser.BAD_QID: "bad qid '{tok}'",
+    parser.QID_MISPLACED: "qid must come once, before the features: '{tok}'",
+    parser.BAD_OPTION: "bad sid/cost token '{tok}'",
+    parser.OPTION_MISPLACED: "sid/cost must come before the features: '{tok}'",
+}
+
+
+def _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, has_qid, lines, docids):
+    """Parse one buffer of whole lines into the arrays, converting fallback tokens with float()."""
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    rows_before = state["row"]
+    comment_start = np.zeros(len(y) - rows_before, dtype=np.int64)
+    comment_end = np.zeros(len(y) - rows_before, dtype=np.int64)
+    capacity = 1 << 16
+    p = 0
+    flat = X.reshape(-1) if dense else values
+    while True:
+        fb_pos = np.empty(capacity, dtype=np.int64)
+        fb_start = np.empty(capacity, dtype=np.int64)
+        fb_end = np.empty(capacity, dtype=np.int64)
+        row0 = state["row"]
+        code, p, line, row, nz, count, t0, t1, last = parser.parse_lines(
+            arr, len(arr), p, state["line"], row0, state["nz"], dense, X, indptr, indices, values, y, qid,
+            has_qid, lines, comment_start[row0 - rows_before:], comment_end[row0 - rows_before:],
+            fb_pos, fb_start, fb_end, 0)
+        for k in range(count):
+            token = buf[fb_start[k]:fb_end[k]].decode("utf-8", "replace")
+            slot = int(fb_pos[k])
+            target = slot < 0
             try:
-                target = float(tokens[0])
+                v = float(token)
             except ValueError:
-                raise InputError(f"bad target '{tokens[0]}'", name, lineno) from None
-            if not math.isfinite(target):
-                raise InputError(f"target is not finite: '{tokens[0]}'", name, lineno)
-            qid = None
-            last = 0
-            for tok in tokens[1:]:
-                key, sep, val = tok.partition(":")
-                if not sep or not key or not val:
-                    raise InputError(f"malformed token '{tok}' (expected index:value)", name, lineno)
-                if key == "qid":
-                    if qid is not None or last:
-                        raise InputError(f"qid must come once, before the features: '{tok}'", name, lineno)
-                    try:
-                        qid = int(val)
-                    except ValueError:
-                        raise InputError(f"bad qid '{val}'", name, lineno) from None
-                    continue
-                if key in ("sid", "cost"):
-                    if last:
-                        raise InputError(f"'{key}' must come before the features: '{tok}'", name, lineno)
-                    try:
-                        float(val)
-                    except ValueError:
-                        raise InputError(f"bad {key} '{val}'", name, lineno) from None
-                    continue
-                try:
-                    idx = int(key)
-                except ValueError:
-                    raise InputError(f"bad feature index '{key}'", name, lineno) from None
-                if idx < 1:
-                    raise InputError(f"feature index must be >= 1: '{tok}'", name, lineno)
-                if idx <= last:
-                    raise InputError(f"feature indices must increase: '{tok}' after index {last}", name, lineno)
-                try:
-                    v = float(val)
-                except ValueError:
-                    raise InputError(f"bad feature value '{val}'", name, lineno) from None
-                if not math.isfinite(v):
-                    raise InputError(f"feature value is not finite: '{tok}'", name, lineno)
-                last = idx
-                indices.append(idx - 1)
-                values.append(v)
-            if any_qid is None:
-                any_qid = qid is not None
-            elif any_qid != (qid is not None):
-                raise InputError("either every line has a qid or none has", name, lineno)
-            indptr.append(len(indices))
-            ys.append(target)
-            qids.append(qid if qid is not None else 0)
-            lines.append(lineno)
-            d = docid_from_comment(comment) if comment else None
-            docids.append(d if d is not None else f"L{lineno}")
-    if not ys:
-        raise InputError("no examples", name)
-    qid_arr = np.asarray(qids, dtype=np.int64)
-    line_arr = np.asarray(lines, dtype=np.int64)
-    qptr = group_queries(qid_arr, line_arr, name) if any_qid else np.array([0, len(ys)], dtype=np.int64)
-    width = max(max(indices, default=-1) + 1, n_features or 0)
-    X = sp.csr_matrix(
-        (np.asarray(values, dtype=np.float64), np.asarray(indices, dtype=np.int32), np.asarray(indptr, dtype=np.int64)),
-        shape=(len(ys), width),
-    )
-    return Dataset(X, np.asarray(ys, dtype=np.float64), qid_arr, qptr, docids, line_arr, name, bool(any_qid))
+                v = None
+            where_line = int(lines[-1 - slot]) if target else None
+            if v is None or not math.isfinite(v):
+                if where_line is None:  # a feature: find its line from the slot
+                    where_line = _line_of_slot(slot, dense, X, indptr, lines, row)
+                what = "target" if target else "feature value"
+                problem = "is not finite" if v is not None else "is not a number"
+                raise InputError(f"{what} {problem}: '{token}'", name, where_line)
+            if target:
+                y[-1 - slot] = v
+            else:
+                flat[slot] = v
+        state.update(line=line, row=row, nz=nz)
+        if code == parser.FULL:
+            capacity *= 2
+            continue
+        if code != parser.OK:
+            token = buf[t0:t1].decode("utf-8", "replace")
+            raise InputError(_MESSAGES[code].format(tok=token, last=last), name, line)
+        break
+    for r in range(rows_before, state["row"]):
+        c0, c1 = comment_start[r - rows_before], comment_end[r - rows_before]
+        d = docid_from_comment(buf[c0:c1]) if c1 > c0 else None
+        docids.append(d if d is not None else f"L{lines[r]}")
+
+
+def _line_of_slot(slot, dense, X, indptr, lines, rows_done):
+    row = slot // X.shape[1] if dense else int(np.searchsorted(indptr[: rows_done + 2], slot, side="right")) - 1
+    return int(lines[row]) if lines[row] else None
 
 
 def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:

@@ -118,3 +118,32 @@ def test_gzip_and_stdin(tmp_path, monkeypatch):
     for d in (zipped, piped):
         assert (d.X != plain.X).nnz == 0 and d.docids == plain.docids and np.array_equal(d.y, plain.y)
     assert piped.path == "<stdin>"
+
+
+def test_kernel_numbers_equal_python_float_bit_for_bit(tmp_path):
+    rng = np.random.default_rng(2)
+    tokens = ["0", "-0", "+1", ".5", "5.", "1e-300", "1E+22", "123456789012345678", "0.1", "3.14159265358979323846",
+              "9007199254740993", "1e23", "4.9e-324", "00012.5000", "-7.25e-3"]
+    for _ in range(3000):
+        mantissa = "".join(rng.choice(list("0123456789"), size=int(rng.integers(1, 22))))
+        point = int(rng.integers(0, len(mantissa) + 1))
+        token = mantissa[:point] + "." + mantissa[point:] if rng.random() < 0.7 else mantissa
+        if rng.random() < 0.3:
+            token += f"e{int(rng.integers(-30, 30))}"
+        tokens.append(("-" if rng.random() < 0.3 else "") + token)
+    path = tmp_path / "numbers.dat"
+    path.write_text("".join(f"{t} 1:{t}\n" for t in tokens))
+    d = data.read_svmlight(str(path))
+    expected = np.array([float(t) for t in tokens])
+    assert np.array_equal(d.y.view(np.int64), expected.view(np.int64))
+    values = d.X.toarray()[:, 0]
+    nonzero = expected != 0
+    assert np.array_equal(values[nonzero].view(np.int64), expected[nonzero].view(np.int64))
+
+
+def test_float32_and_dense_layouts_hold_the_same_values(tmp_path):
+    path = write(tmp_path, "1 qid:1 1:0.25 3:-1.5\n0 qid:1 2:3\n")
+    sparse = data.read_svmlight(path)
+    dense = data.read_svmlight(path, dtype=np.float32, layout="dense")
+    assert isinstance(dense.X, np.ndarray) and dense.X.dtype == np.float32
+    assert np.array_equal(dense.X, sparse.X.toarray().astype(np.float32))

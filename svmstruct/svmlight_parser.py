@@ -1,0 +1,280 @@
+"""numba kernels that parse SVMlight text (bytes) without Python objects per token.
+
+Two passes over the text: `count_lines` sizes the arrays (rows, nonzeros, highest index), `parse_lines`
+fills them (CSR or dense). Numbers in the common form (optional sign, at most 19 digits, optional
+fraction and exponent, mantissa < 2**53, |decimal exponent| <= 22) are converted exactly in the kernel
+(one correctly rounded multiplication or division by an exact power of ten: Clinger's fast path);
+every other token (long mantissas, 'nan', 'inf', garbage) is handed back with its byte span so the
+caller converts or rejects it with Python's float(), bit for bit the same as Python.
+A malformed line stops the kernel with an error code and the span of the offending token.
+"""
+import numpy as np
+from numba import njit
+
+NEWLINE, CR, HASH, SPACE, TAB, COLON = 10, 13, 35, 32, 9, 58
+
+# error codes (the caller turns them into messages naming file:line and the token)
+OK = 0
+BAD_TARGET = 1
+MALFORMED = 2
+BAD_INDEX = 3
+INDEX_TOO_SMALL = 4
+NOT_INCREASING = 5
+BAD_QID = 6
+QID_MISPLACED = 7
+BAD_OPTION = 8
+OPTION_MISPLACED = 9
+FULL = 10  # the fallback buffer is full: call again from the returned position
+
+POW10 = np.array([10.0 ** k for k in range(23)])
+
+
+@njit(cache=True)
+def _is_space(c):
+    return c == SPACE or c == TAB or c == CR or c == 11 or c == 12
+
+
+@njit(cache=True)
+def fast_float(buf, start, end):
+    """(ok, value): the exact double of buf[start:end] if it is a decimal in the fast-path form."""
+    p = start
+    negative = False
+    if p < end and (buf[p] == 43 or buf[p] == 45):  # + -
+        negative = buf[p] == 45
+        p += 1
+    mantissa = 0
+    digits = 0
+    exponent = 0
+    seen = False
+    while p < end and 48 <= buf[p] <= 57:
+        if digits > 0 or buf[p] != 48:
+            if digits >= 19:
+                return False, 0.0
+            mantissa = mantissa * 10 + (buf[p] - 48)
+            digits += 1
+        seen = True
+        p += 1
+    if p < end and buf[p] == 46:  # .
+        p += 1
+        while p < end and 48 <= buf[p] <= 57:
+            if digits > 0 or buf[p] != 48:
+                if digits >= 19:
+                    return False, 0.0
+                mantissa = mantissa * 10 + (buf[p] - 48)
+                digits += 1
+            exponent -= 1
+            seen = True
+            p += 1
+    if not seen:
+        return False, 0.0
+    if p < end and (buf[p] == 101 or buf[p] == 69):  # e E
+        p += 1
+        eneg = False
+        if p < end and (buf[p] == 43 or buf[p] == 45):
+            eneg = buf[p] == 45
+            p += 1
+        if p == end or not (48 <= buf[p] <= 57):
+            return False, 0.0
+        e = 0
+        while p < end and 48 <= buf[p] <= 57:
+            if e < 100000:
+                e = e * 10 + (buf[p] - 48)
+            p += 1
+        exponent += -e if eneg else e
+    if p != end:
+        return False, 0.0
+    if mantissa == 0:
+        return True, -0.0 if negative else 0.0
+    if mantissa >= 9007199254740992 or exponent > 22 or exponent < -22:
+        return False, 0.0
+    value = float(mantissa)
+    if exponent >= 0:
+        value = value * POW10[exponent]
+    else:
+        value = value / POW10[-exponent]
+    return True, -value if negative else value
+
+
+@njit(cache=True)
+def _parse_int(buf, start, end):
+    """(ok, value) of a decimal integer with optional sign (at most 18 digits)."""
+    p = start
+    negative = False
+    if p < end and (buf[p] == 43 or buf[p] == 45):
+        negative = buf[p] == 45
+        p += 1
+    if p == end or end - p > 18:
+        return False, 0
+    v = 0
+    while p < end:
+        c = buf[p]
+        if c < 48 or c > 57:
+            return False, 0
+        v = v * 10 + (c - 48)
+        p += 1
+    return True, -v if negative else v
+
+
+@njit(cache=True)
+def _line_end(buf, p, n):
+    while p < n and buf[p] != NEWLINE:
+        p += 1
+    return p
+
+
+@njit(cache=True)
+def _content_end(buf, p, e):
+    """End of the data part of the line buf[p:e] (before '#')."""
+    while p < e and buf[p] != HASH:
+        p += 1
+    return p
+
+
+@njit(cache=True)
+def count_lines(buf, n):
+    """(data rows, feature tokens, highest feature index) of the complete lines in buf[:n].
+
+    Only counts; parse_lines validates. Feature tokens are those not starting with qid/sid/cost."""
+    rows = 0
+    nnz = 0
+    highest = 0
+    p = 0
+    while p < n:
+        e = _line_end(buf, p, n)
+        c_end = _content_end(buf, p, e)
+        q = p
+        first = True
+        while q < c_end:
+            while q < c_end and _is_space(buf[q]):
+                q += 1
+            if q >= c_end:
+                break
+            t = q
+            while q < c_end and not _is_space(buf[q]):
+                q += 1
+            if first:
+                rows += 1
+                first = False
+                continue
+            if buf[t] == 113 or buf[t] == 115 or buf[t] == 99:  # q s c: qid sid cost
+                continue
+            nnz += 1
+            colon = t
+            while colon < q and buf[colon] != COLON:
+                colon += 1
+            ok, idx = _parse_int(buf, t, colon)
+            if ok and idx > highest:
+                highest = idx
+        p = e + 1
+    return rows, nnz, highest
+
+
+@njit(cache=True)
+def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qid, has_qid, lines,
+                comment_start, comment_end, fallback_pos, fallback_start, fallback_end, fallback_count):
+    """Parse the complete lines of buf[p:n] into preallocated arrays from row `row` / nonzero `nz` on.
+
+    dense: write X[row, idx-1] (indices/data unused) else CSR (indptr, indices, data). A token that is
+    not in fast-path form is recorded as a fallback: fallback_pos = the slot it goes to (-1 - row for a
+    target, row * width + j for dense, the CSR position otherwise) and its byte span.
+    Returns (code, p, line, row, nz, fallback_count, error_start, error_end, previous_index): on an
+    error, `line` is the offending line and error_start:error_end the token; code FULL asks for a
+    call with more fallback space from p (a line boundary).
+    """
+    capacity = fallback_pos.shape[0]
+    width = X.shape[1]
+    while p < n:
+        e = _line_end(buf, p, n)
+        if fallback_count + (e - p) // 2 + 2 > capacity:  # this line might not fit: come back with room
+            return FULL, p, line, row, nz, fallback_count, 0, 0, 0
+        line += 1
+        c_end = _content_end(buf, p, e)
+        q = p
+        while q < c_end and _is_space(buf[q]):
+            q += 1
+        if q >= c_end:  # blank or comment-only line
+            p = e + 1
+            continue
+        t = q
+        while q < c_end and not _is_space(buf[q]):
+            q += 1
+        ok, v = fast_float(buf, t, q)
+        if ok:
+            y[row] = v
+        else:
+            fallback_pos[fallback_count] = -1 - row
+            fallback_start[fallback_count] = t
+            fallback_end[fallback_count] = q
+            fallback_count += 1
+        last = 0
+        has_qid[row] = False
+        qid[row] = 0
+        while True:
+            while q < c_end and _is_space(buf[q]):
+                q += 1
+            if q >= c_end:
+                break
+            t = q
+            while q < c_end and not _is_space(buf[q]):
+                q += 1
+            colon = t
+            while colon < q and buf[colon] != COLON:
+                colon += 1
+            if colon == t or colon >= q - 1:
+                return MALFORMED, p, line, row, nz, fallback_count, t, q, last
+            for r in range(colon + 1, q):
+                if buf[r] == COLON:
+                    return MALFORMED, p, line, row, nz, fallback_count, t, q, last
+            key_len = colon - t
+            if key_len == 3 and buf[t] == 113 and buf[t + 1] == 105 and buf[t + 2] == 100:  # qid
+                if has_qid[row] or last > 0:
+                    return QID_MISPLACED, p, line, row, nz, fallback_count, t, q, last
+                ok, v_int = _parse_int(buf, colon + 1, q)
+                if not ok:
+                    return BAD_QID, p, line, row, nz, fallback_count, colon + 1, q, last
+                qid[row] = v_int
+                has_qid[row] = True
+                continue
+            if (key_len == 3 and buf[t] == 115 and buf[t + 1] == 105 and buf[t + 2] == 100) or \
+                    (key_len == 4 and buf[t] == 99 and buf[t + 1] == 111 and buf[t + 2] == 115 and buf[t + 3] == 116):
+                if last > 0:
+                    return OPTION_MISPLACED, p, line, row, nz, fallback_count, t, q, last
+                ok, _ = fast_float(buf, colon + 1, q)
+                if not ok:
+                    return BAD_OPTION, p, line, row, nz, fallback_count, t, q, last
+                continue
+            ok, idx = _parse_int(buf, t, colon)
+            if not ok or buf[t] == 43 or buf[t] == 45:
+                if ok:  # a signed index
+                    if idx < 1:
+                        return INDEX_TOO_SMALL, p, line, row, nz, fallback_count, t, q, last
+                return BAD_INDEX, p, line, row, nz, fallback_count, t, colon, last
+            if idx < 1:
+                return INDEX_TOO_SMALL, p, line, row, nz, fallback_count, t, q, last
+            if idx <= last:
+                return NOT_INCREASING, p, line, row, nz, fallback_count, t, q, last
+            last = idx
+            ok, v = fast_float(buf, colon + 1, q)
+            if dense:
+                slot = row * width + (idx - 1)
+                if ok:
+                    X[row, idx - 1] = v
+            else:
+                slot = nz
+                indices[nz] = idx - 1
+                if ok:
+                    data[nz] = v
+                nz += 1
+            if not ok:
+                fallback_pos[fallback_count] = slot
+                fallback_start[fallback_count] = colon + 1
+                fallback_end[fallback_count] = q
+                fallback_count += 1
+        if not dense:
+            indptr[row + 1] = nz
+        lines[row] = line
+        comment_start[row] = c_end + 1 if c_end < e else e
+        comment_end[row] = e
+        row += 1
+        p = e + 1
+    return OK, p, line, row, nz, fallback_count, 0, 0, 0
