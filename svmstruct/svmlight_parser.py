@@ -1,7 +1,7 @@
 """numba kernels that parse SVMlight text (bytes) without Python objects per token.
 
 Two passes over the text: `count_lines` sizes the arrays (rows, nonzeros, highest index), `parse_lines`
-fills them (CSR or dense). Numbers in the common form (optional sign, at most 19 digits, optional
+fills them (CSR or dense). Numbers in the common form (optional sign, at most 18 significant digits, optional
 fraction and exponent, mantissa < 2**53, |decimal exponent| <= 22) are converted exactly in the kernel
 (one correctly rounded multiplication or division by an exact power of ten: Clinger's fast path);
 every other token (long mantissas, 'nan', 'inf', garbage) is handed back with its byte span so the
@@ -58,7 +58,7 @@ def fast_float(buf, start, end):
         p += 1
         while p < end and 48 <= buf[p] <= 57:
             if digits > 0 or buf[p] != 48:
-                if digits >= 19:
+                if digits >= 18:
                     return False, 0.0
                 mantissa = mantissa * 10 + (buf[p] - 48)
                 digits += 1
