@@ -48,7 +48,7 @@ def fast_float(buf, start, end):
     seen = False
     while p < end and 48 <= buf[p] <= 57:
         if digits > 0 or buf[p] != 48:
-            if digits >= 19:
+            if digits >= 18:
                 return False, 0.0
             mantissa = mantissa * 10 + (buf[p] - 48)
             digits += 1
