@@ -44,7 +44,7 @@ clean:
 	rm -rf $(OUT) .pytest_cache
 
 # ---- benchmarks and reports against the original programs (need ../shared)
-.PHONY: bench-perf bench-f1-oracle parity-report
+.PHONY: bench-perf bench-f1-oracle bench-synth parity-report
 bench-perf: install
 	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
 
@@ -58,3 +58,7 @@ bench-f1-oracle: install
 .PHONY: exp-mq2008
 exp-mq2008: install
 	$(BIN)/python scripts/exp_mq2008.py --shared $(SHARED) --out exp/mq2008
+
+# svm_rank's scale case (generates the 424 MB synthetic file into exp/synth once)
+bench-synth: install
+	$(BIN)/python scripts/bench_synth_rank.py --shared $(SHARED) --file exp/synth/synth.txt

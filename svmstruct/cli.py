@@ -63,6 +63,9 @@ def cli():
               help="Accepted for svm_perf compatibility: 3 or 4 (both mean the 1-slack algorithm used here).")
 @click.option("--format", "model_format", type=click.Choice(["svmstruct", "svmlight"]), default="svmstruct",
               show_default=True, help="Model file format; svmlight is readable by svm_perf_classify/svm_rank_classify.")
+@click.option("--float32", "single_precision", is_flag=True,
+              help="Store feature values in single precision, as svm_light does (half the memory).")
+@click.option("--dense", is_flag=True, help="Store the training data as a dense matrix (less memory for dense data).")
 @click.option("--validate", "validation_file", default=None,
               help="Validation data: train for every C of the -c grid and keep the best model by --select.")
 @click.option("--select", "select_measure", default="map", show_default=True,
@@ -70,8 +73,8 @@ def cli():
 @_loss_options
 @click.argument("train_file")
 @click.argument("model_file")
-def learn(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, validation_file, select_measure,
-          train_file, model_file, **loss_opts):
+def learn(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, single_precision, dense,
+          validation_file, select_measure, train_file, model_file, **loss_opts):
     """Train on TRAIN_FILE (SVMlight, '-' for stdin) and write MODEL_FILE."""
     from svmstruct import data, losses, measures, model, selection, train
 
@@ -82,7 +85,8 @@ def learn(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_for
         raise InputError("a grid of C values needs --validate VALIDATION_FILE to choose from")
     loss, name_opts = losses.lookup(loss_name)
     opts = {**loss_opts, **name_opts}
-    dataset = data.read_svmlight(train_file)
+    dataset = data.read_svmlight(train_file, dtype=np.float32 if single_precision else np.float64,
+                                 layout="dense" if dense else "sparse")
     eps = loss.default_epsilon if epsilon is None else epsilon
     if eps <= 0:
         raise InputError(f"-e must be positive, got {eps}")

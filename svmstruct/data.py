@@ -30,7 +30,7 @@ class Dataset:
     y: np.ndarray  # float64 targets
     qid: np.ndarray  # int64, 0 where a line has no qid
     qptr: np.ndarray  # int64, n_examples + 1 row boundaries
-    docids: list  # str per row: "docid = X" from the comment, else its first token, else "L<line>"
+    docids: "Docids"  # str per row: "docid = X" from the comment, else its first token, else "L<line>"
     line: np.ndarray  # int64 source line number (1-based) of each row
     path: str
     has_qid: bool
@@ -49,7 +49,7 @@ class Dataset:
 
 
 _DOCID = re.compile(rb"docid\s*=\s*(\S+)")
-CHUNK = 1 << 24  # bytes of text parsed per kernel call; memory stays near the final arrays
+CHUNK = 1 << 23  # bytes of text parsed per kernel call; memory stays near the final arrays
 
 
 def _open_binary(path: str):
@@ -69,22 +69,62 @@ def _open_binary(path: str):
 
 
 def _complete_chunks(f, name: str):
-    """Successive byte buffers holding whole lines (the last one gets a newline if it lacks one)."""
-    carry = b""
+    """Successive buffers of whole lines (a missing final newline is added), read into one reused
+    bytearray: each yielded memoryview is valid until the next one is requested."""
+    buf = bytearray(CHUNK)
+    kept = 0  # bytes of an unfinished line carried to the front of buf
     while True:
         try:
-            block = f.read(CHUNK)
+            got = f.readinto(memoryview(buf)[kept:])
         except (OSError, EOFError) as e:
             raise InputError(f"cannot read: {e}", name) from None
-        if not block:
-            if carry:
-                yield carry + b"\n"
+        if not got:
+            if kept:
+                yield memoryview(bytes(buf[:kept]) + b"\n")
             return
-        block = carry + block
-        cut = block.rfind(b"\n") + 1
-        carry = block[cut:]
-        if cut:
-            yield block[:cut]
+        total = kept + got
+        cut = buf.rfind(b"\n", 0, total) + 1
+        if cut == 0:  # a line longer than the buffer: grow it
+            kept = total
+            if total == len(buf):
+                buf.extend(bytearray(len(buf)))
+            continue
+        yield memoryview(buf)[:cut]
+        kept = total - cut
+        buf[:kept] = buf[cut:total]
+
+
+class Docids:
+    """The docids of a file, stored compactly (one byte string + offsets); indexing gives str."""
+
+    def __init__(self):
+        self._parts, self._lengths = [], []
+
+    def append(self, docid: str) -> None:
+        self._parts.append(docid.encode())
+
+    def freeze(self) -> "Docids":
+        self._blob = b"".join(self._parts)
+        self._offsets = np.zeros(len(self._parts) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in self._parts], out=self._offsets[1:])
+        del self._parts
+        return self
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return self._blob[self._offsets[i]:self._offsets[i + 1]].decode()
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other):
+        return list(self) == list(other)
 
 
 def docid_from_comment(comment: bytes) -> str | None:
@@ -109,7 +149,7 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
     name = "<stdin>" if path == "-" else path
     with _open_binary(path) as f:
         if path == "-" or isinstance(f, gzip.GzipFile):
-            chunks = list(_complete_chunks(f, name))
+            chunks = [bytes(chunk) for chunk in _complete_chunks(f, name)]
             source = lambda: iter(chunks)  # noqa: E731
         else:
             source = None
@@ -130,7 +170,7 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
         qid = np.zeros(rows, dtype=np.int64)
         has_qid = np.zeros(rows, dtype=np.bool_)
         lines = np.zeros(rows, dtype=np.int64)
-        docids = []
+        docids = Docids()
         state = dict(line=0, row=0, nz=0)
         if source is None:
             f.seek(0)
@@ -145,7 +185,7 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
     qptr = group_queries(qid, lines, name) if any_qid else np.array([0, rows], dtype=np.int64)
     if not dense:
         X = sp.csr_matrix((values, indices, indptr), shape=(rows, width))
-    return Dataset(X, y, qid, qptr, docids, lines, name, any_qid)
+    return Dataset(X, y, qid, qptr, docids.freeze(), lines, name, any_qid)
 
 
 _MESSAGES = {
@@ -165,8 +205,8 @@ def _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, ha
     """Parse one buffer of whole lines into the arrays, converting fallback tokens with float()."""
     arr = np.frombuffer(buf, dtype=np.uint8)
     rows_before = state["row"]
-    comment_start = np.zeros(len(y) - rows_before, dtype=np.int64)
-    comment_end = np.zeros(len(y) - rows_before, dtype=np.int64)
+    comment_start = np.zeros(len(y), dtype=np.int64)  # indexed by row, like every output array
+    comment_end = np.zeros(len(y), dtype=np.int64)
     capacity = 1 << 16
     p = 0
     flat = X.reshape(-1) if dense else values
@@ -177,10 +217,10 @@ def _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, ha
         row0 = state["row"]
         code, p, line, row, nz, count, t0, t1, last = parser.parse_lines(
             arr, len(arr), p, state["line"], row0, state["nz"], dense, X, indptr, indices, values, y, qid,
-            has_qid, lines, comment_start[row0 - rows_before:], comment_end[row0 - rows_before:],
+            has_qid, lines, comment_start, comment_end,
             fb_pos, fb_start, fb_end, 0)
         for k in range(count):
-            token = buf[fb_start[k]:fb_end[k]].decode("utf-8", "replace")
+            token = bytes(buf[fb_start[k]:fb_end[k]]).decode("utf-8", "replace")
             slot = int(fb_pos[k])
             target = slot < 0
             try:
@@ -203,12 +243,12 @@ def _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, ha
             capacity *= 2
             continue
         if code != parser.OK:
-            token = buf[t0:t1].decode("utf-8", "replace")
+            token = bytes(buf[t0:t1]).decode("utf-8", "replace")
             raise InputError(_MESSAGES[code].format(tok=token, last=last), name, line)
         break
     for r in range(rows_before, state["row"]):
-        c0, c1 = comment_start[r - rows_before], comment_end[r - rows_before]
-        d = docid_from_comment(buf[c0:c1]) if c1 > c0 else None
+        c0, c1 = comment_start[r], comment_end[r]
+        d = docid_from_comment(bytes(buf[c0:c1])) if c1 > c0 else None
         docids.append(d if d is not None else f"L{lines[r]}")
 
 
@@ -238,16 +278,23 @@ def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:
 def concatenate(datasets: list, name: str | None = None) -> Dataset:
     """The datasets one after the other (as if their files were concatenated); qids must stay contiguous."""
     width = max(d.n_features for d in datasets)
-    blocks = []
-    for d in datasets:
-        X = d.X.copy()
-        X.resize((X.shape[0], width))
-        blocks.append(X)
-    X = sp.vstack(blocks, format="csr")
+    if all(isinstance(d.X, np.ndarray) for d in datasets):
+        X = np.vstack([np.pad(d.X, ((0, 0), (0, width - d.n_features))) for d in datasets])
+    else:
+        blocks = []
+        for d in datasets:
+            block = sp.csr_matrix(d.X)
+            block.resize((block.shape[0], width))
+            blocks.append(block)
+        X = sp.vstack(blocks, format="csr")
     qid = np.concatenate([d.qid for d in datasets])
     line = np.concatenate([d.line for d in datasets])
     has_qid = all(d.has_qid for d in datasets)
     path = name or "+".join(d.path for d in datasets)
     qptr = group_queries(qid, line, path) if has_qid else np.array([0, len(qid)], dtype=np.int64)
-    docids = [doc for d in datasets for doc in d.docids]
+    docids = Docids()
+    for d in datasets:
+        for doc in d.docids:
+            docids.append(doc)
+    docids.freeze()
     return Dataset(X, np.concatenate([d.y for d in datasets]), qid, qptr, docids, line, path, has_qid)

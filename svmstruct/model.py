@@ -267,5 +267,8 @@ def score(model: Model, dataset) -> np.ndarray:
     w[:common] = model.w[:common]
     X = dataset.X
     if model.format == "svmlight" and X.dtype != np.float32:
-        X = sp.csr_matrix((X.data.astype(np.float32), X.indices, X.indptr), shape=X.shape)
+        if isinstance(X, np.ndarray):
+            X = X.astype(np.float32)
+        else:
+            X = sp.csr_matrix((X.data.astype(np.float32), X.indices, X.indptr), shape=X.shape)
     return sparse_ops.matvec(X, w) - model.threshold

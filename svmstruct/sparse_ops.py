@@ -1,7 +1,8 @@
-"""Products with a CSR matrix in numba, without copying X (float32 or float64 data, float64 results).
+"""Products with the design matrix in numba, without copying X (float32 or float64, float64 results).
 
-scipy's sparse products upcast a float32 matrix to float64 first, a transient copy of the whole
-training set; these kernels read X in place.
+X is a scipy CSR matrix or a dense ndarray (data.read_svmlight(layout="dense")). scipy's and numpy's
+products upcast a float32 matrix to float64 first, a transient copy of the whole training set; these
+kernels read X in place.
 """
 import numpy as np
 from numba import njit, prange
@@ -38,16 +39,89 @@ def _csr_rmatvec(indptr, indices, data, coef, out):
                 out[indices[p]] += c * data[p]
 
 
+@njit(cache=True, parallel=True)
+def _dense_matvec(X, w, out):
+    """Four interleaved partial sums per row: independent chains the CPU runs in parallel (a fixed
+    summation order, unlike fastmath, so results do not depend on the machine)."""
+    m = X.shape[1]
+    m4 = m - m % 4
+    for r in prange(X.shape[0]):
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for j in range(0, m4, 4):
+            a0 += X[r, j] * w[j]
+            a1 += X[r, j + 1] * w[j + 1]
+            a2 += X[r, j + 2] * w[j + 2]
+            a3 += X[r, j + 3] * w[j + 3]
+        for j in range(m4, m):
+            a0 += X[r, j] * w[j]
+        out[r] = (a0 + a1) + (a2 + a3)
+
+
+@njit(cache=True)
+def _dense_rmatvec(X, coef, out):
+    for r in range(X.shape[0]):
+        c = coef[r]
+        if c != 0.0:
+            for j in range(X.shape[1]):
+                out[j] += c * X[r, j]
+
+
+BLOCKS = 8  # row blocks of the parallel X'c: a fixed count, so the sum's order (and result) never varies
+
+
+@njit(cache=True, parallel=True)
+def _dense_rmatvec_blocks(X, coef, partial):
+    n = X.shape[0]
+    for b in prange(BLOCKS):
+        for r in range(b * n // BLOCKS, (b + 1) * n // BLOCKS):
+            c = coef[r]
+            if c != 0.0:
+                for j in range(X.shape[1]):
+                    partial[b, j] += c * X[r, j]
+
+
+@njit(cache=True, parallel=True)
+def _csr_rmatvec_blocks(indptr, indices, data, coef, partial):
+    n = coef.shape[0]
+    for b in prange(BLOCKS):
+        for r in range(b * n // BLOCKS, (b + 1) * n // BLOCKS):
+            c = coef[r]
+            if c != 0.0:
+                for p in range(indptr[r], indptr[r + 1]):
+                    partial[b, indices[p]] += c * data[p]
+
+
 def matvec(X, w: np.ndarray) -> np.ndarray:
-    """X @ w for a CSR matrix X."""
+    """X @ w for a CSR matrix or a dense array X."""
     out = np.empty(X.shape[0])
+    if isinstance(X, np.ndarray):
+        _dense_matvec(X, np.ascontiguousarray(w, dtype=np.float64), out)
+        return out
     kernel = _csr_matvec_parallel if X.nnz >= PARALLEL_NNZ else _csr_matvec
     kernel(X.indptr, X.indices, X.data, np.ascontiguousarray(w, dtype=np.float64), out)
     return out
 
 
 def rmatvec(X, coef: np.ndarray) -> np.ndarray:
-    """X.T @ coef for a CSR matrix X (rows with a zero coefficient are skipped)."""
+    """X.T @ coef for a CSR matrix or a dense array X (rows with a zero coefficient are skipped)."""
+    coef = np.ascontiguousarray(coef, dtype=np.float64)
+    if _nnz(X) >= PARALLEL_NNZ:
+        partial = np.zeros((BLOCKS, X.shape[1]))
+        if isinstance(X, np.ndarray):
+            _dense_rmatvec_blocks(X, coef, partial)
+        else:
+            _csr_rmatvec_blocks(X.indptr, X.indices, X.data, coef, partial)
+        return partial.sum(axis=0)
     out = np.zeros(X.shape[1])
+    if isinstance(X, np.ndarray):
+        _dense_rmatvec(X, coef, out)
+        return out
     _csr_rmatvec(X.indptr, X.indices, X.data, np.ascontiguousarray(coef, dtype=np.float64), out)
     return out
+
+
+def _nnz(X) -> int:
+    return X.size if isinstance(X, np.ndarray) else X.nnz

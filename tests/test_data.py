@@ -147,3 +147,13 @@ def test_float32_and_dense_layouts_hold_the_same_values(tmp_path):
     dense = data.read_svmlight(path, dtype=np.float32, layout="dense")
     assert isinstance(dense.X, np.ndarray) and dense.X.dtype == np.float32
     assert np.array_equal(dense.X, sparse.X.toarray().astype(np.float32))
+
+
+def test_chunk_boundaries_and_lines_longer_than_the_buffer(monkeypatch):
+    need_shared()
+    path = str(DATA / "mq2008" / "S1.txt")
+    whole = data.read_svmlight(path)
+    monkeypatch.setattr(data, "CHUNK", 97)  # lines are ~600 bytes: every line spans several reads
+    pieces = data.read_svmlight(path)
+    assert (pieces.X != whole.X).nnz == 0 and np.array_equal(pieces.y, whole.y)
+    assert pieces.docids == whole.docids and np.array_equal(pieces.line, whole.line)

@@ -72,3 +72,12 @@ def test_avgprec_converges_on_mq2008_where_svm_perf_did_not():
     result = train.train(problem, 1.0, 0.1)
     assert result.converged
     assert result.primal - result.dual <= 1.0 * 0.1 * 1.0001  # gap at most C * epsilon
+
+
+def test_dense_float32_storage_trains_the_same_model():
+    sparse = data.read_svmlight(str(SMALL))
+    dense = data.read_svmlight(str(SMALL), dtype=np.float32, layout="dense")
+    for name in ("rocarea", "pairs", "map"):
+        a = train.train(build(name, sparse), 1.0, 0.001)
+        b = train.train(build(name, dense), 1.0, 0.001)
+        assert b.primal == pytest.approx(a.primal, rel=1e-4)

@@ -25,6 +25,8 @@ def with_bias(X: sp.csr_matrix, bias: float) -> sp.csr_matrix:
     """X with a constant column of value `bias` appended (svm_perf --b); X itself when bias is 0."""
     if bias == 0:
         return X
+    if isinstance(X, np.ndarray):
+        return np.hstack([X, np.full((X.shape[0], 1), bias, dtype=X.dtype)])
     column = sp.csr_matrix(np.full((X.shape[0], 1), float(bias)))
     return sp.hstack([X, column], format="csr")
 

@@ -1,0 +1,62 @@
+"""svm_rank's scale case: `svmstruct learn -l pairs -c 1` on the 300,000-document synthetic file,
+whole process under /usr/bin/time -v, against svm_rank's measured run (../shared/reference/synth-2500-rank-c1.*).
+
+Prints the objective (ours, svm_rank's pval; any value up to svm_rank's is as good, it stopped with a
+duality gap of 4.30), wall time and peak resident memory of both, and the ratios.
+The data file is generated once with ../shared/tools/make_synthetic_ltr.py (424 MB) if absent.
+Usage: python scripts/bench_synth_rank.py [--shared ../shared] [--file exp/synth/synth.txt]
+"""
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def time_v(cmd):
+    run = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(run.stderr[-2000:])
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", run.stderr)
+    seconds = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr).group(1)) / 1024
+    return run.stderr, seconds, rss
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    parser.add_argument("--file", default=str(ROOT / "exp" / "synth" / "synth.txt"))
+    args = parser.parse_args()
+    shared, data = Path(args.shared), Path(args.file)
+    if not data.exists():
+        data.parent.mkdir(parents=True, exist_ok=True)
+        tmp = data.with_suffix(".partial")
+        subprocess.run([sys.executable, str(shared / "tools" / "make_synthetic_ltr.py"), str(tmp), "2500"], check=True)
+        tmp.rename(data)
+    reference = shared / "reference" / "synth-2500-rank-c1"
+    ref_log = reference.with_suffix(".learn.log").read_text()
+    ref_pval = float(re.search(r"pval=([\d.]+)", ref_log).group(1))
+    ref_time = (reference.parent / "synth-2500-rank-c1.time").read_text()
+    m = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", ref_time)
+    ref_wall = int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
+    ref_rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", ref_time).group(1)) / 1024
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [str(Path(sys.executable).parent / "svmstruct"), "learn", "-l", "pairs", "-c", "1", "--float32", "--dense",
+               "-v", "1", str(data), f"{tmp}/synth.model"]
+        time_v(cmd[:-2] + ["-#", "1", str(ROOT / "data/mq2008-small/train.txt"), f"{tmp}/warm.model"])  # numba cache
+        log, wall, rss = time_v(cmd)
+    pval = float(re.search(r"pval=([\d.]+)", log).group(1))
+    iterations = re.search(r"Number of iterations: (\d+)", log).group(1)
+    print(f"{'':<12} {'svm_rank':>10} {'svmstruct':>10} {'ratio':>7}")
+    print(f"{'objective':<12} {ref_pval:10.2f} {pval:10.2f} {pval / ref_pval:7.4f}")
+    print(f"{'wall s':<12} {ref_wall:10.2f} {wall:10.2f} {wall / ref_wall:7.2f}")
+    print(f"{'peak MB':<12} {ref_rss:10.0f} {rss:10.0f} {rss / ref_rss:7.2f}")
+    print(f"(svmstruct: {iterations} iterations; command: {' '.join(cmd[:-2])} FILE MODEL)")
+
+
+if __name__ == "__main__":
+    main()
