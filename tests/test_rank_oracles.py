@@ -98,3 +98,29 @@ def test_map_oracle_equals_exhaustive_search_over_rankings():
         assert delta - float(dcoef @ (s * 5)) == pytest.approx(map_brute_force(y, s * 5), abs=1e-9)
         checked += 1
     assert checked > 30
+
+
+def test_fast_map_oracle_equals_algorithm_2_on_large_random_queries():
+    rng = np.random.default_rng(8)
+    for trial in range(300):
+        n = int(rng.integers(2, 400))
+        y = np.where(rng.random(n) < rng.uniform(0.05, 0.6), 1.0, -1.0)
+        s = rng.normal(size=n) * rng.choice([0.01, 1.0, 30.0])
+        if trial % 3 == 0:
+            s = np.round(s, 1)  # ties
+        if np.all(y > 0) or np.all(y < 0):
+            continue
+        P, N = int(np.sum(y > 0)), int(np.sum(y < 0))
+        for scales in ((1.0, 1.0 / (P * N)), (100.0, 1.0)):
+            d1, l1 = map_oracles.average_precision_most_violated(y, s, *scales)
+            d2, l2 = map_oracles.average_precision_most_violated_fast(y, s, *scales)
+            assert l2 - d2 @ s == pytest.approx(l1 - d1 @ s, abs=1e-9 * max(1.0, abs(l1 - d1 @ s)))
+
+
+def test_fast_map_oracle_equals_exhaustive_search():
+    for y, s in queries(7, 3, labels=(-1, 1)):
+        if np.all(y > 0) or np.all(y < 0):
+            continue
+        P, N = int(np.sum(y > 0)), int(np.sum(y < 0))
+        dcoef, delta = map_oracles.average_precision_most_violated_fast(y, s * 5, 1.0, 1.0 / (P * N))
+        assert delta - float(dcoef @ (s * 5)) == pytest.approx(map_brute_force(y, s * 5), abs=1e-9)

@@ -8,7 +8,7 @@ Delta in percent, Psi with the label rescaling that makes the objectives equal t
 import numpy as np
 from numba import njit, prange
 
-from svmstruct.losses.map_oracles import average_precision_most_violated, sorted_desc
+from svmstruct.losses.map_oracles import average_precision_most_violated_fast, sorted_desc
 
 
 @njit(cache=True)
@@ -223,7 +223,7 @@ def example_most_violated(yq, sq, code, k_abs, frac, beta):
     elif code == ROCAREA:
         d, delta = rocarea_most_violated(yq, sq)
     elif code == AVGPREC:
-        d, delta = average_precision_most_violated(yq, sq, 100.0, 1.0)
+        d, delta = average_precision_most_violated_fast(yq, sq, 100.0, 1.0)
     else:
         k = k_abs if k_abs > 0 else max(1, int(npos * frac))
         d, delta = contingency_most_violated(yq, sq, code, k, beta)
