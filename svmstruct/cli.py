@@ -36,6 +36,10 @@ def _loss_options(f):
                      help="svm_perf losses: every qid is an example and the loss is averaged over queries."),
         click.option("--rel-threshold", type=float, default=None,
                      help="A label above this is positive/relevant (default 0)."),
+        click.option("--position-weights", default=None,
+                     help="DORM losses: position weights c of Psi: pow:D ((i+1)^-D), log, loglog (default pow:0.5)."),
+        click.option("--eru-alpha", type=float, default=None, help="eru: viewing half-life alpha (default 5)."),
+        click.option("--eru-neutral", type=float, default=None, help="eru: neutral vote d (default 0)."),
     ]
     for option in reversed(options):
         f = option(f)

@@ -44,9 +44,9 @@ class Loss:
 
 
 def _registry() -> dict:
-    from svmstruct.losses import perf, rank
+    from svmstruct.losses import dorm, perf, rank
 
-    losses = [*perf.LOSSES, *rank.LOSSES]
+    losses = [*perf.LOSSES, *rank.LOSSES, *dorm.LOSSES]
     return {loss.name: loss for loss in losses}
 
 

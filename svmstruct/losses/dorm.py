@@ -1,0 +1,155 @@
+"""DORM: direct optimisation of ranking measures (Le & Smola 2007). Examples are queries.
+
+Psi(x, pi) = sum_i c_{pi(i)} phi(d_i) with a decreasing position weight c (eq. 20), so prediction is a
+sort by w.phi; Delta(y, pi) = <a(1), b(y)> - <a(pi), b(y)> (eq. 17) for the measure's position vector a
+and document vector b (eqs. 9-16); the most violated ranking is the assignment of eq. 24
+(dorm_oracles). Psi(x, y) uses the ideal order: labels descending, ties in input order. Queries whose
+Delta is identically 0 (all labels equal, or nothing to gain) are skipped and counted.
+With the svm_struct convention the objective is 1/2|w|^2 + (C/n) sum_q xi_q, n the number of queries
+used; the paper's C (a sum over queries) equals our C / n.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from svmstruct.errors import InputError
+from svmstruct.losses import Loss, TrainingProblem
+from svmstruct.losses import dorm_oracles
+
+
+def position_weights(spec: str, l: int) -> np.ndarray:
+    """c for positions 1..l: `pow:D` (i+1)^-D, `log` 1/ln(i+2), `loglog` 1/ln ln(i+2)."""
+    i = np.arange(1, l + 1, dtype=float)
+    if spec.startswith("pow:"):
+        try:
+            D = float(spec[4:])
+        except ValueError:
+            raise InputError(f"--position-weights pow:D needs a number D, got '{spec}'") from None
+        if D <= 0:
+            raise InputError(f"--position-weights pow:D needs D > 0 (decreasing weights), got '{spec}'")
+        return (i + 1) ** -D
+    if spec == "log":
+        return 1.0 / np.log(i + 2)
+    if spec == "loglog":
+        return 1.0 / np.log(np.log(i + 2))
+    raise InputError(f"unknown --position-weights '{spec}' (pow:D, log, loglog)")
+
+
+def _ideal_order(labels: np.ndarray) -> np.ndarray:
+    return np.argsort(-labels, kind="mergesort")
+
+
+def _dcg_weights(l: int, k: int) -> np.ndarray:
+    a = np.zeros(l)
+    top = min(k, l)
+    a[:top] = 1.0 / np.log2(np.arange(2, top + 2))
+    return a
+
+
+def mwta_cutoff(labels: np.ndarray) -> int:
+    """The paper's section 6.4 truncation: 3 if the ideal top 3 hold two or more grades, else the
+    position after the last document of the top grade (so one lower document is included)."""
+    ideal = labels[_ideal_order(labels)]
+    if len(np.unique(ideal[:3])) >= 2:
+        return 3
+    return min(int(np.sum(ideal == ideal[0])) + 1, len(labels))
+
+
+def measure_vectors(name: str, labels: np.ndarray, k: int, alpha: float, neutral: float, threshold: float):
+    """(a over positions 1..l, b over documents) of the measure <a(pi), b(y)> (Le & Smola eqs. 9-16)."""
+    l = len(labels)
+    if name in ("ndcg@k", "dcg@k", "mwta"):
+        a = _dcg_weights(l, mwta_cutoff(labels) if name == "mwta" else k)
+        b = 2.0 ** labels - 1.0
+        if name != "dcg@k":
+            best = float(a @ b[_ideal_order(labels)])
+            b = b / best if best > 0 else np.zeros(l)
+    elif name == "precision@k":
+        a = np.zeros(l)
+        a[: min(k, l)] = 1.0 / k
+        b = (labels > threshold).astype(float)
+    elif name == "mrr":
+        a = 1.0 / np.arange(1, l + 1)
+        b = np.zeros(l)
+        b[_ideal_order(labels)[0]] = 1.0  # eq. 10: the one most relevant document
+    elif name == "wta":
+        a = np.zeros(l)
+        a[0] = 1.0
+        b = (labels == labels.max()).astype(float)
+    elif name == "eru":
+        if alpha <= 1:
+            raise InputError(f"--eru-alpha (the viewing half-life) must be > 1, got {alpha}")
+        a = 2.0 ** (-np.arange(l) / (alpha - 1.0))
+        b = np.maximum(labels - neutral, 0.0)
+        best = float(a @ b[_ideal_order(labels)])
+        b = b / best if best > 0 else np.zeros(l)
+    else:
+        raise ValueError(name)
+    return a, b
+
+
+def cutoff(a: np.ndarray) -> int:
+    """Positions up to the last nonzero a (the measure ignores the rest)."""
+    nonzero = np.flatnonzero(a)
+    return int(nonzero[-1]) + 1 if len(nonzero) else 0
+
+
+def most_violated_ranking(g, a, b, c):
+    """Positions (0-based) of the most violated ranking: the truncated dynamic program when a is
+    truncated and its table is small, else the linear assignment."""
+    k = cutoff(a)
+    if k == 0:
+        return np.argsort(np.argsort(-g, kind="mergesort"), kind="mergesort")
+    if dorm_oracles.truncated_states(b, k):
+        return dorm_oracles.truncated_oracle(g, a, b, c, k)
+    return dorm_oracles.assignment_oracle(g, a, b, c)
+
+
+def _builder(name: str):
+    def build(data, opts: dict) -> TrainingProblem:
+        if not data.has_qid:
+            raise InputError("ranking losses need qid:<id> on every line", data.path)
+        k = int(opts.get("k") or 10)
+        spec = opts.get("position_weights") or "pow:0.5"
+        alpha = float(opts.get("eru_alpha") or 5.0)
+        neutral = float(opts.get("eru_neutral") or 0.0)
+        threshold = float(opts.get("rel_threshold") or 0.0)
+        queries = []
+        for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):
+            labels = data.y[lo:hi]
+            a, b = measure_vectors(name, labels, k, alpha, neutral, threshold)
+            if not np.any(b) or np.all(labels == labels[0]):
+                continue
+            c = position_weights(spec, hi - lo)
+            ideal = np.empty(hi - lo, dtype=np.int64)
+            ideal[_ideal_order(labels)] = np.arange(hi - lo)
+            queries.append((int(lo), int(hi), a, b, c, ideal, float(a[ideal] @ b)))
+        if not queries:
+            raise InputError("no query has labels that the measure can tell apart", data.path)
+
+        def most_violated(scores):
+            dcoef = np.zeros(len(scores))
+            delta = 0.0
+            for lo, hi, a, b, c, ideal, best in queries:
+                pos = most_violated_ranking(scores[lo:hi], a, b, c)
+                dcoef[lo:hi] = c[ideal] - c[pos]
+                delta += best - float(a[pos] @ b)
+            return dcoef, delta
+
+        n_queries = data.n_examples
+        return TrainingProblem(data.X, len(queries), most_violated, skipped=n_queries - len(queries),
+                               info={"queries": n_queries, "position_weights": spec})
+
+    return build
+
+
+LOSSES = [
+    Loss("ndcg@k", ("ndcg",), "dorm", "1 - NDCG@k, gain 2^label - 1 (DORM, Le & Smola eq. 14)", _builder("ndcg@k"), 0.001),
+    Loss("dcg@k", ("dcg",), "dorm", "DCG@k of the ideal minus DCG@k (DORM)", _builder("dcg@k"), 0.001),
+    Loss("precision@k", ("dorm-prec",), "dorm", "1 - positional Precision@k (DORM eq. 15)", _builder("precision@k"), 0.001),
+    Loss("mrr", (), "dorm", "1 - reciprocal rank of the most relevant document (DORM eq. 10)", _builder("mrr"), 0.001),
+    Loss("wta", (), "dorm", "1 - winner takes all: top document of the highest grade (DORM eq. 9)", _builder("wta"), 0.001),
+    Loss("mwta", (), "dorm", "1 - NDCG at the paper's adaptive truncation for WTA (DORM section 6.4)", _builder("mwta"), 0.001),
+    Loss("eru", (), "dorm", "1 - normalised expected rank utility (DORM eq. 16, --eru-alpha, --eru-neutral)",
+         _builder("eru"), 0.001),
+]

@@ -1,0 +1,153 @@
+"""DORM's most violated ranking (Le & Smola 2007, eq. 24): argmax over permutations pi of
+sum_i c_{pi(i)} g_i - a_{pi(i)} b_i, with g the scores, c the decreasing position weights of Psi, and
+a (positions), b (documents) the measure's vectors (Delta = <a(1), b> - <a(pi), b>, eq. 17).
+
+Two exact solvers:
+- `assignment_oracle`: the linear assignment problem C_ij = c_j g_i - a_j b_i, solved with
+  scipy.optimize.linear_sum_assignment (O(l^3)); the reference.
+- `truncated_oracle`: for measures with a_j = 0 beyond position k (NDCG@k, DCG@k, Precision@k,
+  WTA, MRR@k...). Proof sketch (exchange arguments, c decreasing):
+  (1) positions after k carry c_j g_i only, so the documents placed there are in decreasing g
+      (rearrangement inequality);
+  (2) two documents with equal b: swapping them so that the one with larger g takes the position with
+      larger c changes the value by (c_j - c_j')(g_i - g_i') >= 0. Hence within each group of equal b,
+      the documents in the top k are a prefix of the group in g order, placed in g order.
+  So a solution is fixed by how the top-k positions interleave the L groups' g-sorted lists: a dynamic
+  program over positions j = 1..k with state (n_1..n_L), the number taken from each group, plus for
+  each final state the value of the sorted tail. Time O(L (k+1)^L + C(k+L-1, L-1) l) per query:
+  O(l k) for binary relevance, O(l k^2) for three grades — against O(l^3) for the assignment.
+"""
+import numpy as np
+from numba import njit
+
+# the dynamic program's table is kept below this many states; larger cases go to the assignment
+MAX_STATES = 2_000_000
+
+
+def assignment_oracle(g, a, b, c):
+    """(position of every document, 0-based) maximising sum c[pos] g - a[pos] b, by linear assignment."""
+    from scipy.optimize import linear_sum_assignment
+
+    C = np.outer(g, c) - np.outer(b, a)
+    rows, cols = linear_sum_assignment(C, maximize=True)
+    pos = np.empty(len(g), dtype=np.int64)
+    pos[rows] = cols
+    return pos
+
+
+def truncated_states(b, k):
+    """Size of the dynamic program's table for these b values and cut-off k (0 if not applicable)."""
+    values, counts = np.unique(b, return_counts=True)
+    size = 1
+    for count in counts:
+        size *= min(k, int(count)) + 1
+        if size > MAX_STATES:
+            return 0
+    return size
+
+
+@njit(cache=True)
+def truncated_oracle(g, a, b, c, k):
+    """Exact maximiser when a[j] = 0 for j >= k (0-based); see the module docstring. Returns positions."""
+    l = g.shape[0]
+    k = min(k, l)
+    # groups of equal b, each sorted by g descending (ties: input order)
+    order_b = np.argsort(b, kind="mergesort")
+    group_of = np.empty(l, dtype=np.int64)
+    L = 0
+    for t in range(l):
+        if t == 0 or b[order_b[t]] != b[order_b[t - 1]]:
+            L += 1
+        group_of[order_b[t]] = L - 1
+    sizes = np.zeros(L, dtype=np.int64)
+    for i in range(l):
+        sizes[group_of[i]] += 1
+    by_g = np.argsort(-g, kind="mergesort")  # all documents by g descending
+    members = np.empty(l, dtype=np.int64)  # group after group, each in g order
+    starts = np.zeros(L + 1, dtype=np.int64)
+    for q in range(L):
+        starts[q + 1] = starts[q] + sizes[q]
+    fill = starts[:L].copy()
+    rank_in_group = np.empty(l, dtype=np.int64)
+    for t in range(l):
+        i = by_g[t]
+        q = group_of[i]
+        members[fill[q]] = i
+        rank_in_group[i] = fill[q] - starts[q]
+        fill[q] += 1
+    group_b = np.empty(L)
+    for q in range(L):
+        group_b[q] = b[members[starts[q]]]
+    # mixed-radix states: n_q in 0..cap_q
+    cap = np.minimum(sizes, k)
+    stride = np.ones(L, dtype=np.int64)
+    for q in range(1, L):
+        stride[q] = stride[q - 1] * (cap[q - 1] + 1)
+    n_states = stride[L - 1] * (cap[L - 1] + 1)
+    value = np.full(n_states, -np.inf)
+    choice = np.full(n_states, -1, dtype=np.int64)
+    value[0] = 0.0
+    counts = np.zeros(L, dtype=np.int64)
+    best_total = -np.inf
+    best_state = -1
+    for s in range(n_states):
+        # decode s into counts and its total
+        rest = s
+        total = 0
+        for q in range(L):
+            counts[q] = rest % (cap[q] + 1)
+            rest //= cap[q] + 1
+            total += counts[q]
+        if value[s] == -np.inf:
+            continue
+        if total < k:
+            for q in range(L):
+                if counts[q] < cap[q]:
+                    i = members[starts[q] + counts[q]]
+                    v = value[s] + c[total] * g[i] - a[total] * group_b[q]
+                    t = s + stride[q]
+                    if v > value[t]:
+                        value[t] = v
+                        choice[t] = q
+        elif total == k:
+            tail = 0.0
+            p = k
+            for r in range(l):
+                i = by_g[r]
+                if rank_in_group[i] >= counts[group_of[i]]:
+                    tail += c[p] * g[i]
+                    p += 1
+            if value[s] + tail > best_total:
+                best_total = value[s] + tail
+                best_state = s
+    # backtrack the top positions, then fill the tail in g order
+    pos = np.full(l, -1, dtype=np.int64)
+    s = best_state
+    rest = s
+    for q in range(L):
+        counts[q] = rest % (cap[q] + 1)
+        rest //= cap[q] + 1
+    final = counts.copy()
+    j = k - 1
+    while s != 0:
+        q = choice[s]
+        counts[q] -= 1
+        pos[members[starts[q] + counts[q]]] = j
+        s -= stride[q]
+        j -= 1
+    p = k
+    for r in range(l):
+        i = by_g[r]
+        if rank_in_group[i] >= final[group_of[i]]:
+            pos[i] = p
+            p += 1
+    return pos
+
+
+@njit(cache=True)
+def ranking_value(pos, g, a, b, c):
+    """sum_i c[pos_i] g_i - a[pos_i] b_i."""
+    v = 0.0
+    for i in range(g.shape[0]):
+        v += c[pos[i]] * g[i] - a[pos[i]] * b[i]
+    return v

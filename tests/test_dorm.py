@@ -1,0 +1,68 @@
+"""DORM training: measure vectors, position weights, skipped queries, and that training helps."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from svmstruct import data, losses, measures, model, train
+from svmstruct.errors import InputError
+from svmstruct.losses import dorm
+
+SMALL = Path(__file__).resolve().parents[1] / "data" / "mq2008-small"
+
+
+def test_ndcg_vectors_reproduce_the_measure():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        labels = rng.integers(0, 3, size=int(rng.integers(2, 30))).astype(float)
+        if labels.max() == 0:
+            continue
+        scores = rng.normal(size=len(labels))
+        a, b = dorm.measure_vectors("ndcg@k", labels, 10, 5.0, 0.0, 0.0)
+        pos = np.argsort(np.argsort(-scores, kind="mergesort"), kind="mergesort")
+        expected = measures.per_query(measures.lookup("ndcg@10"), labels, scores, np.array([0, len(labels)]),
+                                      [f"d{i}" for i in range(len(labels))])[0]
+        assert float(a[pos] @ b) == pytest.approx(expected, abs=1e-12)
+
+
+def test_position_weights_decrease_and_bad_specs_are_errors():
+    for spec in ("pow:0.25", "pow:2", "log", "loglog"):
+        c = dorm.position_weights(spec, 50)
+        assert np.all(c > 0) and np.all(np.diff(c) < 0)
+    for spec in ("pow:-1", "pow:x", "cubic"):
+        with pytest.raises(InputError):
+            dorm.position_weights(spec, 5)
+
+
+def test_mwta_cutoff_follows_the_paper():
+    assert dorm.mwta_cutoff(np.array([2.0, 1.0, 0.0, 0.0])) == 3
+    assert dorm.mwta_cutoff(np.array([0.0, 1.0, 1.0, 1.0, 1.0, 0.0])) == 5  # four 1s, then one 0
+
+
+@pytest.mark.parametrize("name", ["ndcg@10", "wta", "mrr", "precision@5", "mwta", "eru", "dcg@10"])
+def test_training_converges_and_skips_flat_queries(name):
+    train_set = data.read_svmlight(str(SMALL / "train.txt"))
+    loss, opts = losses.lookup(name)
+    problem = loss.build(train_set, opts)
+    flat = sum(1 for lo, hi in zip(train_set.qptr[:-1], train_set.qptr[1:]) if np.all(train_set.y[lo:hi] == train_set.y[lo]))
+    assert problem.skipped >= flat and problem.n + problem.skipped == train_set.n_examples
+    result = train.train(problem, 100.0, 0.01)
+    assert result.converged and np.isfinite(result.w).all()
+    assert result.primal - result.dual <= 100.0 * 0.01 * (1 + 1e-9)
+    zero_primal = 100.0 * problem.most_violated(np.zeros(train_set.n_docs))[1] / problem.n  # w = 0
+    assert result.dual <= zero_primal + 1e-9
+
+
+def test_ndcg_training_beats_random_scores_on_the_test_part():
+    train_set = data.read_svmlight(str(SMALL / "train.txt"))
+    test_set = data.read_svmlight(str(SMALL / "test.txt"), n_features=train_set.n_features)
+    loss, opts = losses.lookup("ndcg@10")
+    problem = loss.build(train_set, opts)
+    result = train.train(problem, 100.0, 0.001)
+    trained = model.from_training(loss, opts, train_set, problem, result, 100.0, 0.001)
+    m = measures.lookup("ndcg@10")
+    ours = measures.per_query(m, test_set.y, model.score(trained, test_set), test_set.qptr, test_set.docids).mean()
+    rng = np.random.default_rng(0)
+    chance = np.mean([measures.per_query(m, test_set.y, rng.normal(size=test_set.n_docs), test_set.qptr,
+                                         test_set.docids).mean() for _ in range(20)])
+    assert ours > chance + 0.05
