@@ -44,7 +44,7 @@ clean:
 	rm -rf $(OUT) .pytest_cache
 
 # ---- benchmarks and reports against the original programs (need ../shared)
-.PHONY: bench-perf bench-f1-oracle bench-synth parity-report
+.PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle parity-report
 bench-perf: install
 	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
 
@@ -62,3 +62,6 @@ exp-mq2008: install
 # svm_rank's scale case (generates the 424 MB synthetic file into exp/synth once)
 bench-synth: install
 	$(BIN)/python scripts/bench_synth_rank.py --shared $(SHARED) --file exp/synth/synth.txt
+
+bench-dorm-oracle: install
+	$(BIN)/python scripts/bench_dorm_oracle.py 50 100 200 500 1000
