@@ -55,9 +55,12 @@ bench-f1-oracle: install
 	$(BIN)/python scripts/bench_f1_oracle.py 1e4 1e5
 
 # ---- experiments (need ../shared/data); results in exp/
-.PHONY: exp-mq2008
+.PHONY: exp-mq2008 exp-dorm
 exp-mq2008: install
 	$(BIN)/python scripts/exp_mq2008.py --shared $(SHARED) --out exp/mq2008
+
+exp-dorm: install
+	$(BIN)/python scripts/exp_dorm.py --shared $(SHARED) --out exp/dorm
 
 # svm_rank's scale case (generates the 424 MB synthetic file into exp/synth once)
 bench-synth: install

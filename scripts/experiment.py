@@ -1,0 +1,93 @@
+"""Shared driver of the Makefile experiments: splits x losses x C grid -> table of test measures.
+
+For every split (train, validation, test), every run (a loss with options and a C grid) is trained for
+each C; the C with the best validation value of the selection measure is kept and the test queries are
+scored. The report (markdown) gives each reported measure per split and its mean, and the per-query
+wins/losses of the base run against every other run over all test queries with Wilcoxon signed-rank
+p-values (scipy), the layout of Yue et al. 2007 (Tables 9-11) and Le & Smola 2007.
+"""
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from svmstruct import data, losses, measures, model, selection
+
+
+def mq2008_folds(shared: Path):
+    """LETOR's five folds: FoldK trains on S_k..S_k+2, validates on S_k+3, tests on S_k+4."""
+    part = lambda k, i: shared / "data" / "mq2008" / f"S{(k - 1 + i) % 5 + 1}.txt"  # noqa: E731
+    for k in range(1, 6):
+        yield f"MQ2008 F{k}", [part(k, 0), part(k, 1), part(k, 2)], [part(k, 3)], [part(k, 4)]
+
+
+def load_split(train_files, vali_files, test_files, vali_fraction=None):
+    train = data.concatenate([data.read_svmlight(str(f)) for f in train_files])
+    if vali_files:
+        vali = data.concatenate([data.read_svmlight(str(f), n_features=train.n_features) for f in vali_files])
+    else:  # the last queries of the training file validate
+        cut = int(train.qptr[int(round(train.n_examples * (1 - vali_fraction)))])
+        train, vali = subset(train, 0, cut), subset(train, cut, train.n_docs)
+    test = data.concatenate([data.read_svmlight(str(f), n_features=train.n_features) for f in test_files])
+    return train, vali, test
+
+
+def subset(d, lo, hi):
+    """Rows lo:hi of a dataset (whole queries)."""
+    qptr = d.qptr[(d.qptr >= lo) & (d.qptr <= hi)] - lo
+    docids = data.Docids()
+    for doc in d.docids[lo:hi]:
+        docids.append(doc)
+    return data.Dataset(d.X[lo:hi], d.y[lo:hi], d.qid[lo:hi], qptr, docids.freeze(), d.line[lo:hi], d.path, d.has_qid)
+
+
+def run(splits, runs, select, reported, base, quick=False, log=sys.stderr):
+    """Train and evaluate; returns (per-split means, per-query values, chosen C) dictionaries."""
+    per_query = {label: {m: [] for m in reported} for label in runs}
+    per_split = {label: {m: [] for m in reported} for label in runs}
+    chosen = {label: [] for label in runs}
+    names = []
+    start = time.perf_counter()
+    for name, train_files, vali_files, test_files, *rest in splits:
+        train, vali, test = load_split(train_files, vali_files, test_files, *rest)
+        names.append(name)
+        for label, (loss_name, opts, grid) in runs.items():
+            loss, name_opts = losses.lookup(loss_name)
+            grid = grid[1:-1:2] if quick else grid
+            best, _ = selection.select_C(loss, {**opts, **name_opts}, train, vali, select, grid, loss.default_epsilon)
+            chosen[label].append(best.C)
+            scores = model.score(best.model, test)
+            for m in reported:
+                values = measures.per_query(measures.lookup(m), test.y, scores, test.qptr, test.docids)
+                per_query[label][m].append(values)
+                per_split[label][m].append(float(values.mean()))
+        print(f"{name} done ({time.perf_counter() - start:.0f} s)", file=log, flush=True)
+    return names, per_split, per_query, chosen, time.perf_counter() - start
+
+
+def report(names, per_split, per_query, chosen, seconds, reported, base, select):
+    lines = []
+    for m in reported:
+        lines += [f"**{m}** (test; C chosen by validation {select})", "",
+                  "| loss | " + " | ".join(names) + " | mean | C per split |", "|---|" + "---|" * (len(names) + 2)]
+        for label in per_split:
+            cells = [f"{v:.4f}" for v in per_split[label][m]]
+            lines.append(f"| {label} | " + " | ".join(cells) + f" | **{np.mean(per_split[label][m]):.4f}** | "
+                         + ", ".join(f"{c:g}" for c in chosen[label]) + " |")
+        lines.append("")
+    lines += [f"`{base}` against each run over all test queries: wins/losses of {base}, Wilcoxon signed-rank p", "",
+              "| against | " + " | ".join(reported) + " |", "|---|" + "---|" * len(reported)]
+    for label in per_split:
+        if label == base:
+            continue
+        cells = []
+        for m in reported:
+            a, b = np.concatenate(per_query[base][m]), np.concatenate(per_query[label][m])
+            p = stats.wilcoxon(a, b).pvalue if np.any(a != b) else 1.0
+            cells.append(f"{int(np.sum(a > b))}/{int(np.sum(a < b))} (p = {p:.3g})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    n = sum(len(v) for v in next(iter(per_query.values()))[reported[0]])
+    lines.append(f"\n{n} test queries; {seconds:.0f} s in all.")
+    return "\n".join(lines) + "\n"
