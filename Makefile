@@ -55,12 +55,16 @@ bench-f1-oracle: install
 	$(BIN)/python scripts/bench_f1_oracle.py 1e4 1e5
 
 # ---- experiments (need ../shared/data); results in exp/
-.PHONY: exp-mq2008 exp-dorm
+.PHONY: exp-mq2008 exp-dorm exp-div
 exp-mq2008: install
 	$(BIN)/python scripts/exp_mq2008.py --shared $(SHARED) --out exp/mq2008
 
 exp-dorm: install
 	$(BIN)/python scripts/exp_dorm.py --shared $(SHARED) --out exp/dorm
+
+# SVM-div on the paper's synthetic data (generated into exp/div); the plot needs matplotlib (pip install '.[plot]')
+exp-div: install
+	$(BIN)/python scripts/exp_div.py --out exp/div
 
 # svm_rank's scale case (generates the 424 MB synthetic file into exp/synth once)
 bench-synth: install

@@ -40,6 +40,17 @@ def _loss_options(f):
                      help="DORM losses: position weights c of Psi: pow:D ((i+1)^-D), log, loglog (default pow:0.5)."),
         click.option("--eru-alpha", type=float, default=None, help="eru: viewing half-life alpha (default 5)."),
         click.option("--eru-neutral", type=float, default=None, help="eru: neutral vote d (default 0)."),
+        click.option("--subtopics", default=None, help="div: TREC diversity qrels `qid subtopic docid judgment`."),
+        click.option("-k", "k", type=int, default=None, help="div: retrieval size K (default 5)."),
+        click.option("--levels", default=None,
+                     help="div: importance levels, e.g. tf>=1,tf>=2,tf>=5,rf>=0.02,title,tfidf-top:10 (the default "
+                          "without title)."),
+        click.option("--df-thresholds", default=None,
+                     help="div: thresholds on |D_l(v)|/n of the word features (default 0,0.02,...,0.8)."),
+        click.option("--title-offset", type=int, default=None,
+                     help="div: feature ids above this are title words (id - offset)."),
+        click.option("--doc-features-from", type=int, default=None,
+                     help="div: feature ids from this on are document features psi."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -138,6 +149,11 @@ def classify(output_format, tag, verbosity, test_file, model_file, output):
 
     trained = model.load_model(model_file)
     dataset = data.read_svmlight(test_file)
+    if trained.loss == "div":
+        from svmstruct.losses import div
+
+        _write_output(output, div.format_selections(trained, dataset, output_format, tag))
+        return
     scores = model.score(trained, dataset)
     if output_format == "trec":
         from svmstruct import trec
@@ -161,9 +177,14 @@ def classify(output_format, tag, verbosity, test_file, model_file, output):
               help="A label above this is relevant / positive for binary measures.")
 @click.option("--write-qrels", type=click.Path(dir_okay=False), default=None,
               help="Also write TEST_FILE's labels as TREC qrels to this file.")
+@click.option("--subtopics", default=None,
+              help="Diversity: subtopic qrels; PREDICTIONS are then `classify` selections of a div model and the "
+                   "measures subtopic-loss, s-recall and alpha-ndcg at K = the selection size.")
+@click.option("--alpha", type=float, default=0.5, show_default=True, help="alpha of alpha-NDCG.")
 @click.argument("test_file")
 @click.argument("predictions", nargs=-1, required=True)
-def evaluate_command(measure_names, per_query, output_format, rel_threshold, write_qrels, test_file, predictions):
+def evaluate_command(measure_names, per_query, output_format, rel_threshold, write_qrels, subtopics, alpha, test_file,
+                     predictions):
     """Measures of PREDICTIONS (one score per line of TEST_FILE) against TEST_FILE's labels.
 
     With several prediction files: a paired comparison against the first (means, per-query
@@ -175,6 +196,12 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
     if "all" in names:
         names = measures.ALL_MEASURES
     dataset = data.read_svmlight(test_file)
+    if subtopics:
+        from svmstruct.losses import div
+
+        table = div.evaluate_selections(dataset, subtopics, predictions[0], alpha)
+        click.echo(evaluate.format_table(table, per_query, output_format), nl=False)
+        return
     if write_qrels:
         _write_output(write_qrels, trec.format_qrels(dataset))
     runs = [(path, evaluate.read_predictions(path, dataset.n_docs)) for path in predictions]

@@ -11,13 +11,20 @@ from svmstruct import measures
 from svmstruct.errors import InputError
 
 
+def open_predictions(path: str):
+    """A text file (or stdin for `-`), with a clear error when it cannot be opened."""
+    if path == "-":
+        return sys.stdin
+    try:
+        return open(path, encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise InputError(f"cannot open predictions: {e.strerror}", path) from None
+
+
 def read_predictions(path: str, n_rows: int) -> np.ndarray:
     """One score per line (the first token; `-` = stdin); exactly n_rows of them."""
     name = "<stdin>" if path == "-" else path
-    try:
-        f = sys.stdin if path == "-" else open(path, encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise InputError(f"cannot open predictions: {e.strerror}", path) from None
+    f = open_predictions(path)
     values = []
     with f:
         for lineno, line in enumerate(f, 1):

@@ -44,9 +44,9 @@ class Loss:
 
 
 def _registry() -> dict:
-    from svmstruct.losses import dorm, perf, rank
+    from svmstruct.losses import div, dorm, perf, rank
 
-    losses = [*perf.LOSSES, *rank.LOSSES, *dorm.LOSSES]
+    losses = [*perf.LOSSES, *rank.LOSSES, *dorm.LOSSES, *div.LOSSES]
     return {loss.name: loss for loss in losses}
 
 

@@ -1,0 +1,121 @@
+"""SVM-div: the coverage feature map, greedy selection, the loss and the diversity measures."""
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from svmstruct import data, diversity
+from svmstruct.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = ROOT / "data" / "div" / "small"
+
+
+def test_feature_map_of_a_hand_computed_example():
+    # 3 documents, words 1..3 (tf): doc0 {1:2, 2:1}, doc1 {1:1}, doc2 {3:5}
+    X = sp.csr_matrix(np.array([[2, 1, 0], [1, 0, 0], [0, 0, 5]], dtype=float))
+    config = diversity.FeatureConfig.parse("tf>=1,tf>=2", "0,0.5")
+    doc_units, features = diversity.build_candidate_set(X, 0, 3, config, diversity.n_word_features(config))
+    # level tf>=1: word1 in 2/3 docs, word2 1/3, word3 1/3 -> units 0,1,2; level tf>=2: word1 1/3, word3 1/3 -> units 3,4
+    assert doc_units.shape == (3, 5)
+    assert doc_units.toarray().tolist() == [[1, 1, 0, 1, 0], [1, 0, 0, 0, 0], [0, 0, 1, 0, 1]]
+    # features: block per level [ratio>=0, ratio>=0.5]
+    assert features.toarray().tolist() == [[1, 1, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0], [0, 0, 1, 0], [0, 0, 1, 0]]
+    # Psi of y = {0}: units 0,1,3 covered
+    psi = doc_units[[0]].toarray().max(axis=0) @ features.toarray()
+    assert psi.tolist() == [2, 1, 1, 0]
+
+
+def exhaustive_best(doc_units, benefit, K):
+    n = doc_units.shape[0]
+    cover = doc_units.toarray() > 0
+    best = -np.inf
+    for subset in itertools.combinations(range(n), min(K, n)):
+        best = max(best, float(benefit[cover[list(subset)].any(axis=0)].sum()))
+    return best
+
+
+def test_greedy_reaches_1_minus_1_over_e_and_follows_the_hand_trace():
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        n, units = int(rng.integers(2, 8)), int(rng.integers(1, 12))
+        cover = sp.csr_matrix((rng.random((n, units)) < 0.35).astype(float))
+        benefit = rng.random(units)
+        K = int(rng.integers(1, n + 1))
+        order, covered, _ = diversity.greedy_select(cover.indptr, cover.indices, benefit, np.zeros(n),
+                                                    np.zeros(n + 1, dtype=np.int32), np.zeros(0, dtype=np.int32),
+                                                    np.zeros(0), K, 0.0)
+        value = float(benefit[covered > 0].sum())
+        assert value >= (1 - 1 / np.e) * exhaustive_best(cover, benefit, K) - 1e-12
+        # hand trace: the largest marginal gain, earliest document on ties
+        dense, done, seen = cover.toarray() > 0, [], np.zeros(units, bool)
+        for _ in range(K):
+            gains = [(-1 if d in done else float(benefit[dense[d] & ~seen].sum())) for d in range(n)]
+            d = int(np.argmax(gains))
+            done.append(d)
+            seen |= dense[d]
+        assert list(order) == done
+
+
+def test_loss_recall_and_alpha_ndcg_equal_independent_loops():
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        n, t = int(rng.integers(2, 10)), int(rng.integers(1, 6))
+        J = (rng.random((n, t)) < 0.4).astype(float)
+        J[rng.integers(0, n), :] = 1  # every subtopic covered by someone
+        counts = J.sum(axis=0)
+        weights = counts / counts.sum()
+        ranking = list(rng.permutation(n)[: int(rng.integers(1, n + 1))])
+        topics = sp.csr_matrix(J)
+        uncovered = [s for s in range(t) if not any(J[d, s] for d in ranking)]
+        assert diversity.subtopic_loss(topics, weights, ranking) == pytest.approx(sum(weights[s] for s in uncovered))
+        assert diversity.subtopic_recall(topics, ranking) == pytest.approx((t - len(uncovered)) / t)
+        alpha = 0.5
+
+        def adcg(order):
+            total = 0.0
+            for r, d in enumerate(order, 1):
+                gain = sum(J[d, s] * (1 - alpha) ** sum(J[e, s] for e in order[: r - 1]) for s in range(t))
+                total += gain / np.log2(1 + r)
+            return total
+
+        ideal_value = max(adcg(list(p)) for p in itertools.permutations(range(n), len(ranking))) if n <= 6 else None
+        got = diversity.alpha_ndcg(topics, ranking, alpha)
+        assert diversity.alpha_dcg(topics, ranking, alpha) == pytest.approx(adcg(ranking))
+        if ideal_value:  # the normaliser is the greedy ideal, never above the true one
+            assert got >= adcg(ranking) / ideal_value - 1e-9
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "svmstruct", *map(str, args)], capture_output=True, text=True)
+
+
+def test_learn_classify_eval_on_the_shipped_synthetic_data(tmp_path):
+    model = tmp_path / "div.model"
+    r = run("learn", "-l", "div", "--subtopics", f"{SMALL}.qrels", "-k", "3", "-c", "10", "-v", "0", f"{SMALL}.svm", model)
+    assert r.returncode == 0, r.stderr
+    selections = run("classify", f"{SMALL}.svm", model)
+    lines = selections.stdout.splitlines()
+    assert len(lines) == 12 and all(len(l.split()) == 4 for l in lines)
+    (tmp_path / "sel").write_text(selections.stdout)
+    ours = run("eval", "--subtopics", f"{SMALL}.qrels", f"{SMALL}.svm", tmp_path / "sel")
+    values = {l.split("\t")[0]: float(l.split("\t")[2]) for l in ours.stdout.splitlines()}
+    assert 0 <= values["subtopic-loss"] < 0.5 and values["s-recall"] > 0.5
+    trec = run("classify", "--format", "trec", f"{SMALL}.svm", model).stdout.splitlines()
+    assert trec[0].split()[2] == lines[0].split()[1] and len(trec) == 12 * 30
+
+
+def test_missing_subtopics_and_unknown_docids_are_clear_errors(tmp_path):
+    r = run("learn", "-l", "div", f"{SMALL}.svm", tmp_path / "m")
+    assert r.returncode == 1 and "--subtopics" in r.stderr
+    bad = tmp_path / "bad.qrels"
+    bad.write_text("1 t0 nosuchdoc 1\n")
+    r = run("learn", "-l", "div", "--subtopics", bad, f"{SMALL}.svm", tmp_path / "m")
+    assert r.returncode == 1 and "nosuchdoc" in r.stderr
+    with pytest.raises(InputError, match="no subtopic"):
+        d = data.read_svmlight(f"{SMALL}.svm")
+        diversity.subtopic_matrix(d, 0, 30, {}, "x.qrels")
