@@ -67,9 +67,11 @@ def build(data, opts: dict) -> TrainingProblem:
     sets, Z, unit_rows = candidate_sets(data, config, covering, path)
     zero = np.zeros(Z.shape[0])
     target = np.zeros(Z.shape[0])  # cover(y) of the correct subsets
+    target_loss = 0.0  # their own loss: Delta is taken relative to it (Le & Smola's z0, Lemma 1)
     for cs, offset, unit_benefit, doc_benefit in split_scores(zero, sets, unit_rows):
-        chosen, covered, _ = diversity.select(cs, unit_benefit, doc_benefit, K, loss_weight=-1.0)
+        chosen, covered, own = diversity.select(cs, unit_benefit, doc_benefit, K, loss_weight=-1.0)
         target[offset: offset + len(covered)] = covered
+        target_loss += own
         if Z.shape[0] > unit_rows:
             target[unit_rows + cs.lo + chosen] = 1.0
 
@@ -82,7 +84,7 @@ def build(data, opts: dict) -> TrainingProblem:
             if Z.shape[0] > unit_rows:
                 cover[unit_rows + cs.lo + chosen] = 1.0
             delta += loss
-        return target - cover, delta
+        return target - cover, delta - target_loss
 
     return TrainingProblem(Z, len(sets), most_violated,
                            info={"candidate sets": len(sets), "coverage units": unit_rows, "K": K})
