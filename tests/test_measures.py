@@ -15,15 +15,17 @@ def parse_trec(text: str, columns: int):
     return rows
 
 
-@pytest.fixture(scope="module")
-def mq2008_test():
+@pytest.fixture(scope="module", params=["S1", "S2", "S3", "S4", "S5"])
+def mq2008_test(request):
     need_shared()
-    return data.read_svmlight(str(DATA / "mq2008" / "S5.txt"))
+    return data.read_svmlight(str(DATA / "mq2008" / f"{request.param}.txt"))
 
 
 def score_variants(dataset):
+    from svmstruct import model
+
     rng = np.random.default_rng(3)
-    model_scores = np.loadtxt(REFERENCE / "mq2008-S1-rank-l1-c1.pred")
+    model_scores = model.score(model.load_model(str(REFERENCE / "mq2008-S1-rank-l1-c1.model")), dataset)
     return {
         "model": model_scores,
         "ties": np.round(model_scores, 1),
