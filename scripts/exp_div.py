@@ -83,7 +83,7 @@ def main():
     iterations = sum(t[2] for t in timing)
     seconds = sum(t[3] for t in timing)
     lines = ["| K | C | SVM-div | Essential Pages | unweighted coverage | random |", "|---|---|---|---|---|---|"]
-    lines += [f"| {K} | {C:g} | **{s:.4f}** | {e:.4f} | {u:.4f} | {r:.4f} |" for K, C, s, e, u, r in rows]
+    lines += [f"| {K} | {C:g} | {s:.4f} | {e:.4f} | {u:.4f} | {r:.4f} |" for K, C, s, e, u, r in rows]
     lines.append(f"\nTest subtopic loss (weighted fraction of subtopics not covered; lower is better) on the 75 test "
                  f"candidate sets. Training: {len(timing)} runs, {iterations} iterations, {seconds:.0f} s in all, "
                  f"{1000 * seconds / max(iterations, 1):.0f} ms per iteration.")
