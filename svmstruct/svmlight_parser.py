@@ -116,6 +116,17 @@ def _parse_int(buf, start, end):
 
 
 @njit(cache=True)
+def _next_token(buf, q, end):
+    """(start, end) of the next whitespace-separated token of buf[q:end]; start == end if none."""
+    while q < end and _is_space(buf[q]):
+        q += 1
+    t = q
+    while q < end and not _is_space(buf[q]):
+        q += 1
+    return t, q
+
+
+@njit(cache=True)
 def _line_end(buf, p, n):
     while p < n and buf[p] != NEWLINE:
         p += 1
@@ -145,13 +156,9 @@ def count_lines(buf, n):
         q = p
         first = True
         while q < c_end:
-            while q < c_end and _is_space(buf[q]):
-                q += 1
-            if q >= c_end:
+            t, q = _next_token(buf, q, c_end)
+            if t == q:
                 break
-            t = q
-            while q < c_end and not _is_space(buf[q]):
-                q += 1
             if first:
                 rows += 1
                 first = False
@@ -189,15 +196,10 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
             return FULL, p, line, row, nz, fallback_count, 0, 0, 0
         line += 1
         c_end = _content_end(buf, p, e)
-        q = p
-        while q < c_end and _is_space(buf[q]):
-            q += 1
-        if q >= c_end:  # blank or comment-only line
+        t, q = _next_token(buf, p, c_end)
+        if t == q:  # blank or comment-only line
             p = e + 1
             continue
-        t = q
-        while q < c_end and not _is_space(buf[q]):
-            q += 1
         ok, v = fast_float(buf, t, q)
         if ok:
             y[row] = v
@@ -210,13 +212,9 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
         has_qid[row] = False
         qid[row] = 0
         while True:
-            while q < c_end and _is_space(buf[q]):
-                q += 1
-            if q >= c_end:
+            t, q = _next_token(buf, q, c_end)
+            if t == q:
                 break
-            t = q
-            while q < c_end and not _is_space(buf[q]):
-                q += 1
             colon = t
             while colon < q and buf[colon] != COLON:
                 colon += 1

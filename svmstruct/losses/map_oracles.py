@@ -31,15 +31,13 @@ def average_precision_most_violated(y, s, loss_scale, psi_scale):
     O(n log n + P N). svm_perf: loss_scale 100, psi_scale 1; SVM-map: 1 and 1/(P N).
     Returns dcoef = Psi(y) - Psi(ybar) per document and the loss.
     """
-    n = y.shape[0]
-    pos = sorted_desc(y, s, True)
-    neg = sorted_desc(y, s, False)
-    P, N = pos.shape[0], neg.shape[0]
-    dcoef = np.zeros(n)
-    if P == 0 or N == 0:
-        return dcoef, 0.0
-    sp = s[pos]
-    sn = s[neg]
+    return _most_violated(y, s, loss_scale, psi_scale, False)
+
+
+@njit(cache=True)
+def _positions_scan(sp, sn, loss_scale, psi_scale):
+    """k_j for every negative j by scanning every k (Algorithm 2): O(P N)."""
+    P, N = sp.shape[0], sn.shape[0]
     k_of = np.empty(N, dtype=np.int64)
     for j in range(1, N + 1):
         # f(k) relative to k = P (negative j below every positive): walk k from P down to 0
@@ -54,6 +52,25 @@ def average_precision_most_violated(y, s, loss_scale, psi_scale):
                 best = value
                 best_k = k - 1
         k_of[j - 1] = best_k
+    return k_of
+
+
+@njit(cache=True)
+def _most_violated(y, s, loss_scale, psi_scale, fast):
+    """Shared frame: sort, find the positions k_j (scan or divide and conquer), then AP and dcoef."""
+    n = y.shape[0]
+    pos = sorted_desc(y, s, True)
+    neg = sorted_desc(y, s, False)
+    P, N = pos.shape[0], neg.shape[0]
+    dcoef = np.zeros(n)
+    if P == 0 or N == 0:
+        return dcoef, 0.0
+    sp = s[pos]
+    sn = s[neg]
+    if fast:
+        k_of = _positions_divide_conquer(sp, sn, loss_scale, psi_scale)
+    else:
+        k_of = _positions_scan(sp, sn, loss_scale, psi_scale)
     ap = 0.0
     j = 0  # negatives above the current positive
     for i in range(1, P + 1):
@@ -86,15 +103,13 @@ def average_precision_most_violated_fast(y, s, loss_scale, psi_scale):
     evaluations: the middle negative's best k is searched in the range its neighbours allow, then both
     halves recurse with the narrowed ranges. Ties go to the largest k, as in the quadratic version.
     """
-    n = y.shape[0]
-    pos = sorted_desc(y, s, True)
-    neg = sorted_desc(y, s, False)
-    P, N = pos.shape[0], neg.shape[0]
-    dcoef = np.zeros(n)
-    if P == 0 or N == 0:
-        return dcoef, 0.0
-    sp = s[pos]
-    sn = s[neg]
+    return _most_violated(y, s, loss_scale, psi_scale, True)
+
+
+@njit(cache=True)
+def _positions_divide_conquer(sp, sn, loss_scale, psi_scale):
+    """k_j for every negative j by divide and conquer over j (see the fast oracle): O((P + N) log N)."""
+    P, N = sp.shape[0], sn.shape[0]
     H = np.zeros(P + N + 1)
     for t in range(1, P + N + 1):
         H[t] = H[t - 1] + 1.0 / t
@@ -104,7 +119,6 @@ def average_precision_most_violated_fast(y, s, loss_scale, psi_scale):
     k_of = np.empty(N, dtype=np.int64)
     # stack of (first j, last j, lowest k, highest k), j 1-based
     stack = np.empty((2 * N + 2, 4), dtype=np.int64)
-    top = 0
     stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = 1, N, 0, P
     top = 1
     while top > 0:
@@ -125,17 +139,7 @@ def average_precision_most_violated_fast(y, s, loss_scale, psi_scale):
         top += 1
         stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = j + 1, j_hi, best_k, k_hi
         top += 1
-    ap = 0.0
-    j = 0
-    for i in range(1, P + 1):
-        while j < N and k_of[j] < i:
-            j += 1
-        ap += i / (i + j + 0.0)
-        dcoef[pos[i - 1]] = 2.0 * psi_scale * j
-    ap /= P
-    for jj in range(N):
-        dcoef[neg[jj]] = -2.0 * psi_scale * (P - k_of[jj])
-    return dcoef, loss_scale * (1.0 - ap)
+    return k_of
 
 
 @njit(cache=True, parallel=True)
