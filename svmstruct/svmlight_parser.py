@@ -50,7 +50,7 @@ def fast_float(buf, start, end):
         if digits > 0 or buf[p] != 48:
             if digits >= 18:
                 return False, 0.0
-            mantissa = mantissa * 10 + (buf[p] - 48)
+            mantissa = mantissa * 10 + (np.int64(buf[p]) - 48)
             digits += 1
         seen = True
         p += 1
@@ -60,7 +60,7 @@ def fast_float(buf, start, end):
             if digits > 0 or buf[p] != 48:
                 if digits >= 18:
                     return False, 0.0
-                mantissa = mantissa * 10 + (buf[p] - 48)
+                mantissa = mantissa * 10 + (np.int64(buf[p]) - 48)
                 digits += 1
             exponent -= 1
             seen = True
@@ -78,7 +78,7 @@ def fast_float(buf, start, end):
         e = 0
         while p < end and 48 <= buf[p] <= 57:
             if e < 100000:
-                e = e * 10 + (buf[p] - 48)
+                e = e * 10 + (np.int64(buf[p]) - 48)
             p += 1
         exponent += -e if eneg else e
     if p != end:
@@ -110,7 +110,7 @@ def _parse_int(buf, start, end):
         c = buf[p]
         if c < 48 or c > 57:
             return False, 0
-        v = v * 10 + (c - 48)
+        v = v * 10 + (np.int64(c) - 48)
         p += 1
     return True, -v if negative else v
 
