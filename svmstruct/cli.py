@@ -41,7 +41,8 @@ def _loss_options(f):
         click.option("--eru-alpha", type=float, default=None, help="eru: viewing half-life alpha (default 5)."),
         click.option("--eru-neutral", type=float, default=None, help="eru: neutral vote d (default 0)."),
         click.option("--subtopics", default=None, help="div: TREC diversity qrels `qid subtopic docid judgment`."),
-        click.option("-k", "k", type=int, default=None, help="div: retrieval size K (default 5)."),
+        click.option("-k", "k", type=int, default=None,
+                     help="div: retrieval size K (default 5); also the k of @k losses (prec@k, ndcg@k, ...)."),
         click.option("--levels", default=None,
                      help="div: importance levels, e.g. tf>=1,tf>=2,tf>=5,rf>=0.02,title,tfidf-top:10 (the default "
                           "without title)."),
