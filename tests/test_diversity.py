@@ -119,3 +119,47 @@ def test_missing_subtopics_and_unknown_docids_are_clear_errors(tmp_path):
     with pytest.raises(InputError, match="no subtopic"):
         d = data.read_svmlight(f"{SMALL}.svm")
         diversity.subtopic_matrix(d, 0, 30, {}, "x.qrels")
+
+
+def tiny_problem(K):
+    """Four documents, two subtopics: doc0 and doc1 both cover t0 (doc1 with more words), doc2 covers t1."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp())
+    (folder / "d.svm").write_text("0 qid:1 1:1 # a\n0 qid:1 1:1 2:1 3:1 # b\n0 qid:1 4:2 # c\n0 qid:1 5:1 # d\n")
+    (folder / "d.qrels").write_text("1 t0 a 1\n1 t0 b 1\n1 t1 c 1\n1 t0 d 0\n")
+    from svmstruct.losses import div
+
+    dataset = data.read_svmlight(str(folder / "d.svm"))
+    return div.build(dataset, {"subtopics": str(folder / "d.qrels"), "k": K, "levels": "tf>=1", "df_thresholds": "0"})
+
+
+def test_the_correct_subset_breaks_subtopic_ties_by_word_coverage():
+    problem = tiny_problem(1)
+    # K = 1: a or b (t0, weight 2/3) is correct, loss 1/3; b covers words 1, 2, 3, a only word 1.
+    # At w = 0 the oracle picks d (no subtopic: loss 1). Units are the words 1..5 in order.
+    dcoef, delta = problem.most_violated(np.zeros(problem.X.shape[0]))
+    assert delta == pytest.approx(1 - 1 / 3)
+    assert dcoef.tolist() == [1, 1, 1, 0, -1]  # cover(b) - cover(d); without the tie-break a: [1, 0, 0, 0, -1]
+
+
+def test_the_oracle_is_at_least_as_violated_as_both_greedy_subsets():
+    from svmstruct.losses import div
+
+    rng = np.random.default_rng(7)
+    d = data.read_svmlight(f"{SMALL}.svm")
+    problem = div.build(d, {"subtopics": f"{SMALL}.qrels", "k": 3})
+    Z = problem.X
+    for _ in range(40):  # scales from 1e-3 to 1: the plain greedy is the more violated one in ~15% of draws
+        w = rng.normal(size=Z.shape[1]) * 10 ** rng.uniform(-3, 0)
+        scores = Z @ w
+        dcoef, delta = problem.most_violated(scores)
+        violation = (delta - dcoef @ scores) / problem.n
+        for weight in (1.0, 0.0):
+            saved = div.ORACLE_LOSS_WEIGHTS
+            try:
+                div.ORACLE_LOSS_WEIGHTS = (weight,)
+                dcoef1, delta1 = problem.most_violated(scores)
+            finally:
+                div.ORACLE_LOSS_WEIGHTS = saved
+            assert violation >= (delta1 - dcoef1 @ scores) / problem.n - 1e-9

@@ -2,9 +2,10 @@
 
 The design matrix stacks the coverage units of every candidate set (and, with document features, one
 row per document); see svmstruct.diversity. The "correct" subset y of a candidate set is the greedy
-subset of K documents that covers the most subtopic weight (the paper's choice); the oracle is the greedy
-algorithm on Delta + w . Psi (section 5.1), approximate, so training stops when the greedy constraint is
-violated by at most epsilon or at the iteration cap.
+subset of K documents that covers the most subtopic weight (the paper's choice), ties between documents
+adding the same weight going to the one covering more words; the oracle is the greedy algorithm on
+Delta + w . Psi (section 5.1) or on w . Psi, whichever is more violated: approximate, so training stops
+when that constraint is violated by at most epsilon or at the iteration cap.
 """
 from __future__ import annotations
 
@@ -54,6 +55,19 @@ def split_scores(scores, sets, unit_rows):
         offset += units
 
 
+# The oracle runs the greedy on Delta + w.Psi (section 5.1) and on w.Psi alone (the prediction itself) and
+# keeps, per candidate set, the subset that violates its constraint more: both are approximations of the
+# argmax, and the prediction's own constraint is the one whose violation bounds the training loss.
+ORACLE_LOSS_WEIGHTS = (1.0, 0.0)
+
+
+def tie_break(cs, units: int) -> np.ndarray:
+    """Unit benefits that make the greedy cover the most subtopic weight first and, among documents
+    adding the same weight, the most coverage units: subtopic weights are multiples of 1/(document-subtopic
+    pairs), and all units together are worth less than that."""
+    return np.full(units, 1.0 / (cs.doc_topics.nnz * (units + 1.0)))
+
+
 def build(data, opts: dict) -> TrainingProblem:
     path = opts.get("subtopics")
     if not path:
@@ -69,7 +83,7 @@ def build(data, opts: dict) -> TrainingProblem:
     target = np.zeros(Z.shape[0])  # cover(y) of the correct subsets
     target_loss = 0.0  # their own loss: Delta is taken relative to it (Le & Smola's z0, Lemma 1)
     for cs, offset, unit_benefit, doc_benefit in split_scores(zero, sets, unit_rows):
-        chosen, covered, own = diversity.select(cs, unit_benefit, doc_benefit, K, loss_weight=-1.0)
+        chosen, covered, own = diversity.select(cs, tie_break(cs, len(unit_benefit)), doc_benefit, K, loss_weight=-1.0)
         target[offset: offset + len(covered)] = covered
         target_loss += own
         if Z.shape[0] > unit_rows:
@@ -79,7 +93,13 @@ def build(data, opts: dict) -> TrainingProblem:
         cover = np.zeros(Z.shape[0])
         delta = 0.0
         for cs, offset, unit_benefit, doc_benefit in split_scores(scores, sets, unit_rows):
-            chosen, covered, loss = diversity.select(cs, unit_benefit, doc_benefit, K, loss_weight=1.0)
+            best = None
+            for weight in ORACLE_LOSS_WEIGHTS:
+                chosen, covered, loss = diversity.select(cs, unit_benefit, doc_benefit, K, loss_weight=weight)
+                violation = loss + float(covered @ unit_benefit) + float(doc_benefit[chosen].sum())
+                if best is None or violation > best[0] + 1e-12:
+                    best = (violation, chosen, covered, loss)
+            _, chosen, covered, loss = best
             cover[offset: offset + len(covered)] = covered
             if Z.shape[0] > unit_rows:
                 cover[unit_rows + cs.lo + chosen] = 1.0
