@@ -62,9 +62,11 @@ exp-mq2008: install
 exp-dorm: install
 	$(BIN)/python scripts/exp_dorm.py --shared $(SHARED) --out exp/dorm
 
-# SVM-div on the paper's synthetic data (generated into exp/div); the plot needs matplotlib (pip install '.[plot]')
+# SVM-div on the paper's synthetic data (generated into exp/div), subtopics of varied vocabulary size and,
+# in exp/div-uniform, all of 200 words; the plot needs matplotlib (pip install '.[plot]')
 exp-div: install
 	$(BIN)/python scripts/exp_div.py --out exp/div
+	$(BIN)/python scripts/exp_div.py --out exp/div-uniform --support 200,200
 
 # svm_rank's scale case (generates the 424 MB synthetic file into exp/synth once)
 bench-synth: install

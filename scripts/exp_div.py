@@ -1,11 +1,12 @@
 """SVM-div on the paper's synthetic data (Yue & Joachims 2008, section 6 and Figure 4).
 
-100 candidate sets (scripts/make_div_synthetic.py), split 15/10/75 into training, validation and test.
+100 candidate sets (scripts/make_div_synthetic.py, subtopic vocabularies of `--support` words), split
+15/10/75 into training, validation and test.
 For each retrieval size K = 1..10: SVM-div trained for every C of the grid, C chosen by the validation
 subtopic loss; baselines Essential Pages, unweighted word coverage and random (mean of 20 draws).
 Prints and writes OUT/results.md (test loss per K) and OUT/loss_vs_k.png (if matplotlib is installed),
 with training time per iteration and in total.
-Usage: python scripts/exp_div.py [--out exp/div] [--quick]
+Usage: python scripts/exp_div.py [--out exp/div] [--support 30,2000] [--quick]
 """
 import argparse
 import sys
@@ -36,15 +37,19 @@ def test_losses(dataset, covering, qrels, pick):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="exp/div")
+    parser.add_argument("--support", default="30,2000", help="MIN,MAX words of a subtopic's vocabulary")
     parser.add_argument("--quick", action="store_true", help="K = 1, 5 and one C (a smoke run)")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     prefix = out / "synth"
-    if not Path(f"{prefix}.svm").exists():
+    made_with = out / "synth.args"
+    if not Path(f"{prefix}.svm").exists() or not made_with.exists() or made_with.read_text() != args.support:
         import subprocess
 
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "make_div_synthetic.py"), str(prefix)], check=True)
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "make_div_synthetic.py"), str(prefix),
+                        "--support", args.support], check=True)
+        made_with.write_text(args.support)
     qrels = f"{prefix}.qrels"
     everything = data.read_svmlight(f"{prefix}.svm")
     covering = diversity.read_subtopics(qrels)
@@ -85,7 +90,8 @@ def main():
     lines = ["| K | C | SVM-div | Essential Pages | unweighted coverage | random |", "|---|---|---|---|---|---|"]
     lines += [f"| {K} | {C:g} | {s:.4f} | {e:.4f} | {u:.4f} | {r:.4f} |" for K, C, s, e, u, r in rows]
     lines.append(f"\nTest subtopic loss (weighted fraction of subtopics not covered; lower is better) on the 75 test "
-                 f"candidate sets. Training: {len(timing)} runs, {iterations} iterations, {seconds:.0f} s in all, "
+                 f"candidate sets, subtopic vocabularies of {args.support.replace(',', '..')} words. "
+                 f"Training: {len(timing)} runs, {iterations} iterations, {seconds:.0f} s in all, "
                  f"{1000 * seconds / max(iterations, 1):.0f} ms per iteration.")
     text = "\n".join(lines) + "\n"
     (out / "results.md").write_text(text)
@@ -100,7 +106,7 @@ def main():
             ax.plot([r[0] for r in rows], [r[index] for r in rows], marker="o", label=label)
         ax.set_xlabel("retrieval size K")
         ax.set_ylabel("test subtopic loss")
-        ax.set_title("Synthetic data (Yue & Joachims 2008, Figure 4)")
+        ax.set_title(f"Synthetic data (Yue & Joachims 2008, Fig. 4), vocabularies {args.support.replace(',', '..')}")
         ax.legend()
         fig.tight_layout()
         fig.savefig(out / "loss_vs_k.png", dpi=120)

@@ -1,12 +1,15 @@
 """The synthetic diversity data of Yue & Joachims 2008 (section 6), deterministic for a seed.
 
 Each candidate set has `--docs` documents covering up to `--max-topics` subtopics; each subtopic has a
-word distribution concentrated on a few hundred of the `--words` vocabulary words; each document covers
-one to three subtopics (popular subtopics more often) and samples `--length` words independently from
-the mixture of its subtopics' distributions and the candidate set's background distribution.
+word distribution over a vocabulary of its own, drawn from the `--words` words, whose size is
+log-uniform between the two numbers of `--support` (default 30..2000: some subtopics use a narrow
+jargon, others a broad vocabulary; `--support 200,200` makes every subtopic equally broad); each
+document covers one to three subtopics (popular subtopics more often) and samples `--length` words
+independently from the mixture of its subtopics' distributions and the candidate set's background
+distribution.
 Writes PREFIX.svm (SVMlight: `0 qid:SET word:tf ... # docid`) and PREFIX.qrels (`SET subtopic docid 1`).
 Usage: python scripts/make_div_synthetic.py PREFIX [--sets 100] [--docs 100] [--max-topics 25]
-       [--words 5000] [--length 300] [--seed 0]
+       [--words 5000] [--length 300] [--support 30,2000] [--seed 0]
 """
 import argparse
 
@@ -21,8 +24,10 @@ def main():
     ap.add_argument("--max-topics", type=int, default=25)
     ap.add_argument("--words", type=int, default=5000)
     ap.add_argument("--length", type=int, default=300)
+    ap.add_argument("--support", default="30,2000", help="MIN,MAX size of a subtopic's vocabulary")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
+    smallest, largest = (min(a.words, int(v)) for v in a.support.split(","))
     rng = np.random.default_rng(a.seed)
     with open(a.prefix + ".svm", "w") as svm, open(a.prefix + ".qrels", "w") as qrels:
         for s in range(1, a.sets + 1):
@@ -30,7 +35,8 @@ def main():
             background = rng.dirichlet(np.full(a.words, 0.05))
             topics = []
             for _ in range(n_topics):
-                support = rng.choice(a.words, size=min(a.words, 200), replace=False)
+                size = smallest if smallest == largest else int(np.exp(rng.uniform(np.log(smallest), np.log(largest))))
+                support = rng.choice(a.words, size=size, replace=False)
                 dist = np.zeros(a.words)
                 dist[support] = rng.dirichlet(np.full(len(support), 0.3))
                 topics.append(dist)

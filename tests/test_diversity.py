@@ -163,3 +163,17 @@ def test_the_oracle_is_at_least_as_violated_as_both_greedy_subsets():
             finally:
                 div.ORACLE_LOSS_WEIGHTS = saved
             assert violation >= (delta1 - dcoef1 @ scores) / problem.n - 1e-9
+
+
+def test_the_generator_reproduces_the_shipped_data_and_varies_subtopic_vocabularies(tmp_path):
+    script = ROOT / "scripts" / "make_div_synthetic.py"
+    small = ["--sets", "12", "--docs", "30", "--length", "100", "--words", "1000", "--max-topics", "10"]
+    subprocess.run([sys.executable, script, tmp_path / "u", *small, "--support", "200,200"], check=True)
+    assert (tmp_path / "u.svm").read_text() == (ROOT / "data" / "div" / "small.svm").read_text()
+    assert (tmp_path / "u.qrels").read_text() == (ROOT / "data" / "div" / "small.qrels").read_text()
+    subprocess.run([sys.executable, script, tmp_path / "v", *small, "--support", "20,1000"], check=True)
+    varied = data.read_svmlight(str(tmp_path / "v.svm"))
+    uniform = data.read_svmlight(str(tmp_path / "u.svm"))
+    distinct = lambda d: np.diff(d.X.indptr)  # noqa: E731  distinct words per document
+    # narrow and broad subtopics spread the number of distinct words a document has
+    assert distinct(varied).std() > 1.5 * distinct(uniform).std()
