@@ -106,7 +106,7 @@ def main():
             ax.plot([r[0] for r in rows], [r[index] for r in rows], marker="o", label=label)
         ax.set_xlabel("retrieval size K")
         ax.set_ylabel("test subtopic loss")
-        ax.set_title(f"Synthetic data (Yue & Joachims 2008, Fig. 4), vocabularies {args.support.replace(',', '..')}")
+        ax.set_title(f"Synthetic data, subtopic vocabularies {args.support.replace(',', '..')} words", fontsize=10)
         ax.legend()
         fig.tight_layout()
         fig.savefig(out / "loss_vs_k.png", dpi=120)
