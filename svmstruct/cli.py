@@ -200,6 +200,8 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
     if subtopics:
         from svmstruct.losses import div
 
+        if len(predictions) > 1:
+            raise click.UsageError("--subtopics evaluates one selections file at a time")
         table = div.evaluate_selections(dataset, subtopics, predictions[0], alpha)
         click.echo(evaluate.format_table(table, per_query, output_format), nl=False)
         return
@@ -222,6 +224,31 @@ def qrels(test_file, output):
     from svmstruct import data, trec
 
     _write_output(output, trec.format_qrels(data.read_svmlight(test_file)))
+
+
+@cli.command(name="div-baseline")
+@click.option("--method", type=click.Choice(["unweighted", "essential-pages", "random"]), default="unweighted",
+              show_default=True, help="unweighted word coverage, Essential Pages (TF log 1/DF) or random.")
+@click.option("-k", "K", type=click.IntRange(min=1), default=5, show_default=True, help="Retrieval size K.")
+@click.option("--format", "output_format", type=click.Choice(["selections", "trec"]), default="selections",
+              show_default=True, help="selections: `qid docid ...` as classify writes for a div model; trec: the "
+                                      "whole candidate set ranked in selection order.")
+@click.option("--tag", default="baseline", show_default=True, help="Run tag of the TREC format.")
+@click.option("--title-offset", type=int, default=None, help="Feature ids above this are title words (id - offset).")
+@click.option("--doc-features-from", type=int, default=None, help="Feature ids from this on are not words.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random baseline.")
+@click.argument("test_file")
+@click.argument("output", default="-")
+def div_baseline(method, K, output_format, tag, title_offset, doc_features_from, seed, test_file, output):
+    """Diverse subsets of TEST_FILE's candidate sets by a baseline of Yue & Joachims 2008 (section 6)."""
+    from svmstruct import data, diversity
+    from svmstruct.losses import div
+
+    config = diversity.FeatureConfig.parse(None, None, title_offset, doc_features_from)
+    dataset = data.read_svmlight(test_file)
+    size = dataset.n_docs if output_format == "trec" else K
+    subsets = div.baseline(dataset, method, size, config, seed)
+    _write_output(output, div.format_subsets(dataset, subsets, "trec" if output_format == "trec" else "scores", tag))
 
 
 def _write_output(path: str, text: str) -> None:

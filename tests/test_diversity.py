@@ -177,3 +177,26 @@ def test_the_generator_reproduces_the_shipped_data_and_varies_subtopic_vocabular
     distinct = lambda d: np.diff(d.X.indptr)  # noqa: E731  distinct words per document
     # narrow and broad subtopics spread the number of distinct words a document has
     assert distinct(varied).std() > 1.5 * distinct(uniform).std()
+
+
+def test_div_baseline_writes_the_baselines_in_the_selections_format(tmp_path):
+    d = data.read_svmlight(f"{SMALL}.svm")
+    out = {}
+    for method in ("unweighted", "essential-pages", "random"):
+        r = run("div-baseline", "--method", method, "-k", "4", f"{SMALL}.svm", tmp_path / method)
+        assert r.returncode == 0, r.stderr
+        out[method] = [line.split() for line in (tmp_path / method).read_text().splitlines()]
+        assert len(out[method]) == 12 and all(len(line) == 5 for line in out[method])
+        scored = run("eval", "--subtopics", f"{SMALL}.qrels", f"{SMALL}.svm", tmp_path / method)
+        assert scored.returncode == 0 and "subtopic-loss\tall\t" in scored.stdout
+    for (lo, hi), line in zip(zip(d.qptr[:-1], d.qptr[1:]), out["unweighted"]):
+        assert line[1:] == [d.docids[lo + r] for r in diversity.unweighted_coverage(d.X[lo:hi], 4)]
+    for (lo, hi), line in zip(zip(d.qptr[:-1], d.qptr[1:]), out["essential-pages"]):
+        assert line[1:] == [d.docids[lo + r] for r in diversity.essential_pages(d.X[lo:hi], 4)]
+    again = run("div-baseline", "--method", "random", "-k", "4", f"{SMALL}.svm").stdout
+    assert again == (tmp_path / "random").read_text()
+    assert run("div-baseline", "--method", "random", "-k", "4", "--seed", "1", f"{SMALL}.svm").stdout != again
+    trec = run("div-baseline", "--format", "trec", "-k", "4", f"{SMALL}.svm").stdout.splitlines()
+    assert len(trec) == 12 * 30 and [t.split()[2] for t in trec[:4]] == out["unweighted"][0][1:]
+    both = run("eval", "--subtopics", f"{SMALL}.qrels", f"{SMALL}.svm", tmp_path / "random", tmp_path / "unweighted")
+    assert both.returncode == 2 and "one selections file" in both.stderr

@@ -135,14 +135,46 @@ LOSSES = [
 def format_selections(model, data, fmt: str = "scores", tag: str = "svmstruct") -> str:
     """`qid docid docid ...` per candidate set (the K selected, in selection order), or with fmt 'trec' a
     TREC run ranking the whole candidate set by continuing the greedy selection (the K first)."""
+    return format_subsets(data, predict(model, data, None if fmt != "trec" else 10 ** 9), fmt, tag)
+
+
+def format_subsets(data, subsets, fmt: str = "scores", tag: str = "svmstruct") -> str:
+    """[(qid, [row indices])] as `qid docid ...` lines, or with fmt 'trec' as a TREC run in that order."""
     lines = []
-    for qid, rows in predict(model, data, None if fmt != "trec" else 10 ** 9):
+    for qid, rows in subsets:
         docids = [data.docids[r] for r in rows]
         if fmt == "trec":
             lines.extend(f"{qid} Q0 {d} {rank} {len(docids) - rank + 1} {tag}\n" for rank, d in enumerate(docids, 1))
         else:
             lines.append(f"{qid} " + " ".join(docids) + "\n")
     return "".join(lines)
+
+
+BASELINES = ("unweighted", "essential-pages", "random")
+
+
+def baseline(data, method: str, K: int, config: diversity.FeatureConfig, seed: int = 0) -> list:
+    """The paper's baselines (section 6) on every candidate set: [(qid, [row indices])] of K documents
+    chosen by unweighted word coverage, Essential Pages or at random (numpy seed). A word's term
+    frequency is its body plus title count; document features are not words."""
+    if not data.has_qid:
+        raise InputError("diversity data needs qid:<candidate set> on every line", data.path)
+    rng = np.random.default_rng(seed)
+    out = []
+    for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):
+        lo, hi = int(lo), int(hi)
+        body, titles = diversity.split_columns(data.X[lo:hi], config)
+        words = body if titles is None else body + titles
+        if method == "unweighted":
+            rows = diversity.unweighted_coverage(words, K)
+        elif method == "essential-pages":
+            rows = diversity.essential_pages(words, K)
+        elif method == "random":
+            rows = rng.choice(hi - lo, size=min(K, hi - lo), replace=False)
+        else:
+            raise InputError(f"unknown baseline '{method}' (one of {', '.join(BASELINES)})")
+        out.append((int(data.qid[lo]), [lo + int(r) for r in rows]))
+    return out
 
 
 def read_selections(path: str) -> dict:
