@@ -167,14 +167,24 @@ def prbep(y, s, t):
 
 def rocarea(y, s, t):
     """Fraction of (positive, negative) pairs ordered correctly; a tie counts 1/2 (Mann-Whitney U)."""
-    from scipy.stats import rankdata
-
     actual = y > t
     P, N = int(actual.sum()), int((~actual).sum())
     if P == 0 or N == 0:
         return 0.0
-    ranks = rankdata(s)
+    ranks = midranks(s)
     return float((ranks[actual].sum() - P * (P + 1) / 2) / (P * N))
+
+
+def midranks(s):
+    """1-based ranks of s ascending, tied values sharing the mean of their ranks (scipy's rankdata
+    'average', without importing scipy.stats, which costs 0.7 s per process)."""
+    order = np.argsort(s, kind="stable")
+    ordered = np.asarray(s)[order]
+    starts = np.concatenate(([0], np.flatnonzero(ordered[1:] != ordered[:-1]) + 1))
+    ends = np.append(starts[1:], len(ordered))
+    ranks = np.empty(len(ordered))
+    ranks[order] = np.repeat((starts + 1 + ends) / 2.0, ends - starts)
+    return ranks
 
 
 def avgprec(y, s, t):

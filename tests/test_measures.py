@@ -119,3 +119,13 @@ def test_file_measures_equal_sklearn(seed):
 def test_unknown_measure_is_reported():
     with pytest.raises(KeyError, match="unknown measure 'P_x'"):
         measures.lookup("P_x")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_midranks_equal_scipy_rankdata(seed):
+    from scipy.stats import rankdata
+
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 5 + 10 * seed, size=50 + seed).astype(float)  # many ties
+    np.testing.assert_array_equal(measures.midranks(s), rankdata(s))
+    assert measures.midranks(np.array([])).shape == (0,) and measures.midranks(np.array([3.0])).tolist() == [1.0]
