@@ -306,11 +306,18 @@ def alpha_ndcg(cs_topics: sp.csr_matrix, ranking, alpha: float = 0.5) -> float:
     return alpha_dcg(cs_topics, ranking, alpha) / best_value if best_value > 0 else 0.0
 
 
+def present_words(X_words: sp.csr_matrix) -> sp.csr_matrix:
+    """The columns of the words that occur in the candidate set (dense baselines stay small when word
+    ids run to millions)."""
+    X_words = X_words.tocsr()
+    return X_words[:, np.unique(X_words.indices)]
+
+
 def essential_pages(X_words: sp.csr_matrix, K: int) -> list:
     """Essential Pages (Swaminathan et al. 2008) as in the paper: the benefit of covering word v with
     document x_i is TF(v, x_i) log(1/DF(v, x)), DF the fraction of candidates containing v; greedy
     selection, a word counting once (for the document that covers it best so far)."""
-    tf = X_words.tocsr().astype(float)
+    tf = present_words(X_words).astype(float)
     n = tf.shape[0]
     df = np.asarray((tf > 0).sum(axis=0)).ravel() / n
     benefit = tf @ sp.diags(np.log(1.0 / np.maximum(df, 1e-300)))
@@ -328,7 +335,7 @@ def essential_pages(X_words: sp.csr_matrix, K: int) -> list:
 
 def unweighted_coverage(X_words: sp.csr_matrix, K: int) -> list:
     """Greedy maximum coverage of distinct words (every word worth 1)."""
-    covers = (X_words.tocsr() > 0).toarray()
+    covers = (present_words(X_words) > 0).toarray()
     covered = np.zeros(covers.shape[1], dtype=bool)
     chosen = []
     for _ in range(min(K, covers.shape[0])):
