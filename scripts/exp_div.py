@@ -25,12 +25,12 @@ ROOT = Path(__file__).resolve().parents[1]
 GRID = [0.1, 1, 10]
 
 
-def test_losses(dataset, covering, qrels, pick):
-    """Mean subtopic loss over the candidate sets of the choices pick(rows X, lo, hi) -> row indices."""
+def mean_loss(dataset, covering, qrels, subsets):
+    """Mean subtopic loss over the candidate sets of [(qid, row indices)], one entry per set in order."""
     losses_ = []
-    for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:]):
+    for lo, hi, (_, rows) in zip(dataset.qptr[:-1], dataset.qptr[1:], subsets):
         topics, weights = diversity.subtopic_matrix(dataset, int(lo), int(hi), covering, qrels)
-        losses_.append(diversity.subtopic_loss(topics, weights, pick(int(lo), int(hi))))
+        losses_.append(diversity.subtopic_loss(topics, weights, [r - int(lo) for r in rows]))
     return float(np.mean(losses_))
 
 
@@ -58,7 +58,7 @@ def main():
     vali_set = subset(everything, cuts[0], cuts[1])
     test_set = subset(everything, cuts[1], everything.n_docs)
     loss, _ = losses.lookup("div")
-    rng = np.random.default_rng(0)
+    config = diversity.FeatureConfig.parse(None, None)
     ks = [1, 5] if args.quick else list(range(1, 11))
     grid = [1.0] if args.quick else GRID
     rows, timing = [], []
@@ -70,18 +70,14 @@ def main():
             result = train.train(problem, C, loss.default_epsilon, max_iterations=500)
             timing.append((K, C, result.iterations, result.seconds))
             trained = model.from_training(loss, opts, train_set, problem, result, C, loss.default_epsilon)
-            chosen = {q: r for q, r in div.predict(trained, vali_set)}
-            value = test_losses(vali_set, covering, qrels, lambda lo, hi: [r - lo for r in chosen[int(vali_set.qid[lo])]])
+            value = mean_loss(vali_set, covering, qrels, div.predict(trained, vali_set))
             if best is None or value < best[0]:
                 best = (value, C, trained)
-        chosen = {q: r for q, r in div.predict(best[2], test_set)}
-        svm = test_losses(test_set, covering, qrels, lambda lo, hi: [r - lo for r in chosen[int(test_set.qid[lo])]])
-        words = lambda lo, hi: test_set.X[lo:hi]  # noqa: E731
-        ep = test_losses(test_set, covering, qrels, lambda lo, hi: diversity.essential_pages(words(lo, hi), K))
-        unweighted = test_losses(test_set, covering, qrels, lambda lo, hi: diversity.unweighted_coverage(words(lo, hi), K))
-        random = np.mean([test_losses(test_set, covering, qrels,
-                                      lambda lo, hi: list(rng.choice(hi - lo, size=min(K, hi - lo), replace=False)))
-                          for _ in range(20)])
+        test_loss = lambda subsets: mean_loss(test_set, covering, qrels, subsets)  # noqa: E731
+        svm = test_loss(div.predict(best[2], test_set))
+        ep = test_loss(div.baseline(test_set, "essential-pages", K, config))
+        unweighted = test_loss(div.baseline(test_set, "unweighted", K, config))
+        random = np.mean([test_loss(div.baseline(test_set, "random", K, config, seed)) for seed in range(20)])
         rows.append((K, best[1], svm, ep, unweighted, random))
         print(f"K={K}: C {best[1]:g}  SVM-div {svm:.4f}  Essential Pages {ep:.4f}  unweighted {unweighted:.4f}  "
               f"random {random:.4f}", file=sys.stderr, flush=True)
