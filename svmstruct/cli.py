@@ -248,7 +248,7 @@ def div_baseline(method, K, output_format, tag, title_offset, doc_features_from,
     dataset = data.read_svmlight(test_file)
     size = dataset.n_docs if output_format == "trec" else K
     subsets = div.baseline(dataset, method, size, config, seed)
-    _write_output(output, div.format_subsets(dataset, subsets, "trec" if output_format == "trec" else "scores", tag))
+    _write_output(output, div.format_subsets(dataset, subsets, output_format, tag))
 
 
 def _write_output(path: str, text: str) -> None:
