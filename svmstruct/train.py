@@ -8,6 +8,14 @@ joint output at the current w, adds it to the working set and re-solves the dual
 warm-started). It stops when that constraint is violated by at most epsilon beyond the working set's
 slack, as svm_struct does; the primal objective printed as `pval` is 1/2|w|^2 + C * xi_global with the
 slack of the most violated constraint at the final w (svm_struct's convention).
+
+Latent targets (problem.latent_target, e.g. DORM's ideal ranking whose order inside a grade is free):
+the concave-convex procedure of Yu & Joachims (2009). When the cutting-plane loop has converged for
+the current target, the target is re-imputed at w (the correct output most compatible with w); if it
+changed, every constraint of the working set shifts by the same vector X'(t_new - t_old)/n (a
+constraint is Psi(target) - Psi(ybar)), the QP is re-solved and the loop goes on. The objective never
+increases between these steps; training ends when the imputation no longer changes, when an outer step
+gains less than C * epsilon, or after MAX_OUTER steps.
 """
 from __future__ import annotations
 
@@ -18,10 +26,13 @@ from typing import Callable
 import numpy as np
 
 from svmstruct import qp, sparse_ops
-from svmstruct.losses import TrainingProblem
+from svmstruct.problem import TrainingProblem
 
 # svm_struct drops constraints that stayed inactive this long (remove_inactive_constraints(..., 50)).
 INACTIVE_LIMIT = 50
+# outer (CCCP) steps of a latent-target problem
+MAX_OUTER = 100
+OUTER_TOLERANCE = 1e-6
 
 
 @dataclass
@@ -36,6 +47,7 @@ class TrainResult:
     converged: bool
     seconds: float
     history: list = field(default_factory=list)
+    outer_steps: int = 0  # re-imputations of a latent target (0 for ordinary problems)
 
 
 class _WorkingSet:
@@ -78,6 +90,13 @@ class _WorkingSet:
         self.b = np.append(self.b, b)
         self.idle = np.append(self.idle, 0)
 
+    def shift(self, delta: np.ndarray) -> None:
+        """Add delta to every constraint vector a_k (G updated in O(m d), not rebuilt)."""
+        g = self.A @ delta
+        m = self.m
+        self._G[:m, :m] += g[:, None] + g[None, :] + float(delta @ delta)
+        self._A[:m] += delta
+
     def keep(self, mask: np.ndarray) -> None:
         k = int(mask.sum())
         self._A[:k] = self.A[mask]
@@ -107,10 +126,14 @@ def train(
     converged = False
     iteration = 0
     xi_global = 0.0
+    shift = np.zeros(X.shape[0]) if problem.latent_target is not None else None
+    outer, outer_primal = 0, np.inf
     while iteration < max_iterations:
         iteration += 1
         scores = sparse_ops.matvec(X, w)
         dcoef, delta_sum = problem.most_violated(scores)
+        if shift is not None:
+            dcoef = dcoef + shift
         a = sparse_ops.rmatvec(X, dcoef) / n
         b = delta_sum / n
         xi_global = max(0.0, b - float(dcoef @ scores) / n)
@@ -123,8 +146,21 @@ def train(
         if progress:
             progress(row)
         if violation <= eps:
-            converged = True
-            break
+            if shift is None or outer >= MAX_OUTER or outer_primal - primal <= OUTER_TOLERANCE * C * eps:
+                converged = True
+                break
+            new_shift = problem.latent_target(scores)
+            if np.array_equal(new_shift, shift):
+                converged = True
+                break
+            outer += 1
+            outer_primal = primal
+            ws.shift(sparse_ops.rmatvec(X, new_shift - shift) / n)
+            shift = new_shift
+            sol = qp.solve_dual(ws.G, ws.b, C, alpha, duals)
+            alpha, duals, dual = sol.alpha, sol.y, sol.dual_objective
+            w = alpha @ ws.A
+            continue
         if iteration == max_iterations:
             break
         ws.add(a, b)
@@ -151,6 +187,7 @@ def train(
         converged=converged,
         seconds=time.perf_counter() - start,
         history=history,
+        outer_steps=outer,
     )
 
 

@@ -66,3 +66,65 @@ def test_ndcg_training_beats_random_scores_on_the_test_part():
     chance = np.mean([measures.per_query(m, test_set.y, rng.normal(size=test_set.n_docs), test_set.qptr,
                                          test_set.docids).mean() for _ in range(20)])
     assert ours > chance + 0.05
+
+
+def shuffled_within_queries(ds, seed):
+    rng = np.random.default_rng(seed)
+    perm = np.concatenate([lo + rng.permutation(hi - lo) for lo, hi in zip(ds.qptr[:-1], ds.qptr[1:])])
+    docids = data.Docids()
+    for r in perm:
+        docids.append(ds.docids[r])
+    return data.Dataset(ds.X[perm], ds.y[perm], ds.qid[perm], ds.qptr, docids.freeze(), ds.line[perm], ds.path, True)
+
+
+@pytest.mark.parametrize("name", ["ndcg@10", "dcg@10", "precision@5", "mrr", "wta", "mwta", "eru"])
+def test_training_does_not_depend_on_the_order_of_documents_in_a_query(name):
+    """Documents of equal grade are interchangeable: shuffling the lines inside every query gives the
+    same model (to round-off), not merely one within the solver's tolerance."""
+    train_set = data.read_svmlight(str(SMALL / "train.txt"))
+    loss, opts = losses.lookup(name)
+    results = [train.train(loss.build(ds, opts), 10.0, 0.001)
+               for ds in (train_set, shuffled_within_queries(train_set, 1), shuffled_within_queries(train_set, 2))]
+    for other in results[1:]:
+        assert other.iterations == results[0].iterations
+        assert np.linalg.norm(other.w - results[0].w) <= 1e-9 * np.linalg.norm(results[0].w)
+        assert other.primal == pytest.approx(results[0].primal, rel=1e-12)
+
+
+def test_ndcg_model_is_not_degenerate():
+    """The slack at the optimum is well below its value at w = 0: the model ranks (issue: xi ~ 1, |w| ~ 0)."""
+    train_set = data.read_svmlight(str(SMALL / "train.txt"))
+    loss, opts = losses.lookup("ndcg@10")
+    problem = loss.build(train_set, opts)
+    result = train.train(problem, 10.0, 0.001)
+    xi_at_zero = problem.most_violated(np.zeros(train_set.n_docs))[1] / problem.n
+    assert result.converged and result.outer_steps >= 1
+    assert result.xi < xi_at_zero - 0.1
+    assert np.linalg.norm(result.w) > 0.5
+
+
+def test_latent_outer_steps_never_increase_the_objective():
+    """CCCP: the objective at the end of each outer step (target fixed, loop converged) does not increase."""
+    train_set = data.read_svmlight(str(SMALL / "train.txt"))
+    loss, opts = losses.lookup("ndcg@10")
+    result = train.train(loss.build(train_set, opts), 10.0, 0.001)
+    ends = [row["primal"] for row in result.history if row["violation"] <= 0.001]
+    assert len(ends) == result.outer_steps + 1
+    assert all(later <= earlier + 10.0 * 0.001 for earlier, later in zip(ends, ends[1:]))
+
+
+def test_mrr_loss_is_one_minus_the_reciprocal_rank_eval_reports():
+    train_set = data.read_svmlight(str(SMALL / "train.txt"))
+    loss, opts = losses.lookup("mrr")
+    problem = loss.build(train_set, opts)
+    rng = np.random.default_rng(5)
+    scores = rng.normal(size=train_set.n_docs)
+    _, delta = problem.most_violated(np.zeros(train_set.n_docs))
+    used = [(lo, hi) for lo, hi in zip(train_set.qptr[:-1], train_set.qptr[1:])
+            if 0 < np.sum(train_set.y[lo:hi] > 0) < hi - lo]
+    # at w = 0 the most violated ranking puts every non-relevant document first
+    expected = sum(1.0 - 1.0 / (1 + int(np.sum(train_set.y[lo:hi] <= 0))) for lo, hi in used)
+    assert delta == pytest.approx(expected)
+    assert problem.n == len(used)
+    dcoef, delta = problem.most_violated(scores)
+    assert np.isfinite(dcoef).all() and 0 <= delta <= len(used)

@@ -3,10 +3,22 @@
 Psi(x, pi) = sum_i c_{pi(i)} phi(d_i) with a decreasing position weight c (eq. 20), so prediction is a
 sort by w.phi; Delta(y, pi) = <a(1), b(y)> - <a(pi), b(y)> (eq. 17) for the measure's position vector a
 and document vector b (eqs. 9-16); the most violated ranking is the assignment of eq. 24
-(dorm_oracles). Psi(x, y) uses the ideal order: labels descending, ties in input order. Queries whose
-Delta is identically 0 (all labels equal, or nothing to gain) are skipped and counted.
+(dorm_oracles). `mrr` is 1 - 1/rank of the first relevant document (label > rel_threshold), as `eval`
+scores it; with one relevant document that is eq. 10, with several it is not of the form <a(pi), b>, and
+its own exact oracle tries every rank of the first relevant document.
+
+The correct output y: every ranking that sorts the documents by the measure's gain b is ideal (Delta 0),
+whatever the order among documents of equal gain. A target built from one arbitrary order (the file's)
+asks w to reproduce that order with a margin, which no w can do on real data: the optimum collapses to
+w ~ 0 (slack = the loss at w = 0). So the order inside a gain level is a latent variable: Psi(x, y) is
+that of the ideal ranking most compatible with w (inside a gain level, by score; documents equal in
+gain and score share the mean of their positions' c), trained by CCCP (train.py; Yu & Joachims 2009).
+At w = 0 this is Psi averaged over the orders inside each level. The oracle's ranking is likewise
+averaged over documents equal in gain and score, so nothing depends on the order of the input lines.
+
 With the svm_struct convention the objective is 1/2|w|^2 + (C/n) sum_q xi_q, n the number of queries
-used; the paper's C (a sum over queries) equals our C / n.
+used; the paper's C (a sum over queries) equals our C / n. Queries whose Delta is identically 0 (all
+documents of one gain) are skipped and counted.
 """
 from __future__ import annotations
 
@@ -68,10 +80,6 @@ def measure_vectors(name: str, labels: np.ndarray, k: int, alpha: float, neutral
         a = np.zeros(l)
         a[: min(k, l)] = 1.0 / k
         b = (labels > threshold).astype(float)
-    elif name == "mrr":
-        a = 1.0 / np.arange(1, l + 1)
-        b = np.zeros(l)
-        b[_ideal_order(labels)[0]] = 1.0  # eq. 10: the one most relevant document
     elif name == "wta":
         a = np.zeros(l)
         a[0] = 1.0
@@ -94,15 +102,25 @@ def cutoff(a: np.ndarray) -> int:
     return int(nonzero[-1]) + 1 if len(nonzero) else 0
 
 
-def most_violated_ranking(g, a, b, c):
-    """Positions (0-based) of the most violated ranking: the truncated dynamic program when its table
-    is cheaper than the linear assignment (measured: ~5e-9 s per state and group against ~2.5e-10 n^3 s,
-    scripts/bench_dorm_oracle.py), else the assignment. Both are exact."""
+def oracle_plan(a, b) -> int:
+    """How to find the most violated ranking for these measure vectors: the cut-off k for the truncated
+    dynamic program when its table is cheaper than the linear assignment (measured: ~5e-9 s per state
+    and group against ~2.5e-10 n^3 s, scripts/bench_dorm_oracle.py), -1 for the assignment."""
     k = cutoff(a)
     if k == 0:
-        return np.argsort(np.argsort(-g, kind="mergesort"), kind="mergesort")
+        return 0
     states = dorm_oracles.truncated_states(b, k)
-    if states and states * len(np.unique(b)) < 0.05 * len(g) ** 3:
+    if states and states * len(np.unique(b)) < 0.05 * len(b) ** 3:
+        return k
+    return -1
+
+
+def most_violated_ranking(g, a, b, c, plan=None):
+    """Positions (0-based) of the most violated ranking (exact; see oracle_plan)."""
+    k = oracle_plan(a, b) if plan is None else plan
+    if k == 0:
+        return np.argsort(np.argsort(-g, kind="mergesort"), kind="mergesort")
+    if k > 0:
         return dorm_oracles.truncated_oracle(g, a, b, c, k)
     return dorm_oracles.assignment_oracle(g, a, b, c)
 
@@ -119,28 +137,45 @@ def _builder(name: str):
         queries = []
         for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):
             labels = data.y[lo:hi]
-            a, b = measure_vectors(name, labels, k, alpha, neutral, threshold)
-            if not np.any(b) or np.all(labels == labels[0]):
+            if name == "mrr":
+                a, b = None, (labels > threshold).astype(float)
+            else:
+                a, b = measure_vectors(name, labels, k, alpha, neutral, threshold)
+            if not np.any(b) or np.all(b == b[0]):
                 continue
             c = position_weights(spec, hi - lo)
-            ideal = np.empty(hi - lo, dtype=np.int64)
-            ideal[_ideal_order(labels)] = np.arange(hi - lo)
-            queries.append((int(lo), int(hi), a, b, c, ideal, float(a[ideal] @ b)))
+            target = dorm_oracles.ideal_coefficients(b, np.zeros(hi - lo), c)
+            best = 1.0 if a is None else float(a @ np.sort(b)[::-1])
+            plan = 0 if a is None else oracle_plan(a, b)
+            queries.append((int(lo), int(hi), a, b, c, target, best, plan))
         if not queries:
-            raise InputError("no query has labels that the measure can tell apart", data.path)
+            raise InputError("no query has documents that the measure can tell apart", data.path)
 
         def most_violated(scores):
             dcoef = np.zeros(len(scores))
             delta = 0.0
-            for lo, hi, a, b, c, ideal, best in queries:
-                pos = most_violated_ranking(scores[lo:hi], a, b, c)
-                dcoef[lo:hi] = c[ideal] - c[pos]
-                delta += best - float(a[pos] @ b)
+            for lo, hi, a, b, c, target, best, plan in queries:
+                g = scores[lo:hi]
+                canonical = np.lexsort((g, b))  # the oracle never sees the order of the input lines
+                pos = np.empty(hi - lo, dtype=np.int64)
+                if a is None:
+                    pos[canonical] = dorm_oracles.mrr_oracle(g[canonical], b[canonical] > 0, c)
+                    delta += best - 1.0 / (1 + int(pos[b > 0].min()))
+                else:
+                    pos[canonical] = most_violated_ranking(g[canonical], a, b[canonical], c, plan)
+                    delta += best - float(a[pos] @ b)
+                dcoef[lo:hi] = target - dorm_oracles.tie_average(c[pos], b, g)
             return dcoef, delta
+
+        def latent_target(scores):
+            shift = np.zeros(len(scores))
+            for lo, hi, a, b, c, target, best, plan in queries:
+                shift[lo:hi] = dorm_oracles.ideal_coefficients(b, scores[lo:hi], c) - target
+            return shift
 
         n_queries = data.n_examples
         return TrainingProblem(data.X, len(queries), most_violated, skipped=n_queries - len(queries),
-                               info={"queries": n_queries, "position_weights": spec})
+                               info={"queries": n_queries, "position_weights": spec}, latent_target=latent_target)
 
     return build
 
@@ -149,7 +184,7 @@ LOSSES = [
     Loss("ndcg@k", ("ndcg",), "dorm", "1 - NDCG@k, gain 2^label - 1 (DORM, Le & Smola eq. 14)", _builder("ndcg@k"), 0.001),
     Loss("dcg@k", ("dcg",), "dorm", "DCG@k of the ideal minus DCG@k (DORM)", _builder("dcg@k"), 0.001),
     Loss("precision@k", ("dorm-prec",), "dorm", "1 - positional Precision@k (DORM eq. 15)", _builder("precision@k"), 0.001),
-    Loss("mrr", (), "dorm", "1 - reciprocal rank of the most relevant document (DORM eq. 10)", _builder("mrr"), 0.001),
+    Loss("mrr", (), "dorm", "1 - reciprocal rank of the first relevant document (DORM eq. 10)", _builder("mrr"), 0.001),
     Loss("wta", (), "dorm", "1 - winner takes all: top document of the highest grade (DORM eq. 9)", _builder("wta"), 0.001),
     Loss("mwta", (), "dorm", "1 - NDCG at the paper's adaptive truncation for WTA (DORM section 6.4)", _builder("mwta"), 0.001),
     Loss("eru", (), "dorm", "1 - normalised expected rank utility (DORM eq. 16, --eru-alpha, --eru-neutral)",

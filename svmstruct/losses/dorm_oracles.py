@@ -152,3 +152,96 @@ def ranking_value(pos, g, a, b, c):
     for i in range(g.shape[0]):
         v += c[pos[i]] * g[i] - a[pos[i]] * b[i]
     return v
+
+
+@njit(cache=True)
+def mrr_oracle(g, relevant, c):
+    """Positions maximising sum_i c[pos_i] g_i + 1 - 1/p, p the 1-based position of the first relevant
+    document (Delta of the reciprocal rank). For a fixed p the best ranking puts the p - 1 non-relevant
+    documents of highest g first (in g order), the relevant one of highest g at p and the rest after it
+    in g order (exchange arguments: c decreases), so trying every p is exact: O(l^2)."""
+    l = g.shape[0]
+    by_g = np.argsort(-g, kind="mergesort")
+    n_rel = 0
+    for i in range(l):
+        if relevant[i]:
+            n_rel += 1
+    nonrel = np.empty(l - n_rel, dtype=np.int64)
+    first_rel = -1
+    t = 0
+    for r in range(l):
+        i = by_g[r]
+        if relevant[i]:
+            if first_rel < 0:
+                first_rel = i
+        else:
+            nonrel[t] = i
+            t += 1
+    rank_nonrel = np.full(l, l, dtype=np.int64)
+    for t in range(l - n_rel):
+        rank_nonrel[nonrel[t]] = t
+    best_value = -np.inf
+    best_p = 1
+    for p in range(1, l - n_rel + 2):
+        v = 1.0 - 1.0 / p
+        for j in range(p - 1):
+            v += c[j] * g[nonrel[j]]
+        v += c[p - 1] * g[first_rel]
+        q = p
+        for r in range(l):
+            i = by_g[r]
+            if i == first_rel or rank_nonrel[i] < p - 1:
+                continue
+            v += c[q] * g[i]
+            q += 1
+        if v > best_value:
+            best_value = v
+            best_p = p
+    pos = np.empty(l, dtype=np.int64)
+    for j in range(best_p - 1):
+        pos[nonrel[j]] = j
+    pos[first_rel] = best_p - 1
+    q = best_p
+    for r in range(l):
+        i = by_g[r]
+        if i == first_rel or rank_nonrel[i] < best_p - 1:
+            continue
+        pos[i] = q
+        q += 1
+    return pos
+
+
+@njit(cache=True)
+def tie_average(values, key1, key2):
+    """values averaged over the documents with equal (key1, key2): documents that tie in both are
+    interchangeable, so the average is the mean of equally good choices and independent of input order."""
+    l = values.shape[0]
+    order = np.argsort(key2, kind="mergesort")
+    order = order[np.argsort(key1[order], kind="mergesort")]
+    out = np.empty(l)
+    start = 0
+    while start < l:
+        end = start + 1
+        while end < l and key1[order[end]] == key1[order[start]] and key2[order[end]] == key2[order[start]]:
+            end += 1
+        total = 0.0
+        for t in range(start, end):
+            total += values[order[t]]
+        for t in range(start, end):
+            out[order[t]] = total / (end - start)
+        start = end
+    return out
+
+
+@njit(cache=True)
+def ideal_coefficients(labels, scores, c):
+    """c of the ideal ranking most compatible with the scores: labels descending, inside a grade scores
+    descending, documents equal in both sharing the mean of their positions' c. With all scores equal
+    (w = 0) every grade gets the mean c of its block of positions."""
+    l = labels.shape[0]
+    order = np.argsort(-scores, kind="mergesort")
+    order = order[np.argsort(-labels[order], kind="mergesort")]
+    at = np.empty(l)
+    for j in range(l):
+        at[order[j]] = c[j]
+    return tie_average(at, labels, scores)

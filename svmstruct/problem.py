@@ -1,0 +1,34 @@
+"""What the trainer needs from a loss: the design matrix, the number of examples and the oracle.
+
+A loss family turns a Dataset into a TrainingProblem:
+
+    most_violated(scores) -> (dcoef, delta_sum)
+
+with scores = X @ w (one per row of X), Psi(x, y) - Psi(x, ybar) summed over the examples equal to
+X.T @ dcoef for the most violated joint output ybar, and delta_sum the sum of the examples' losses
+Delta(y, ybar). The trainer forms the 1-slack constraint w . (X.T @ dcoef) / n >= delta_sum / n - xi.
+
+Losses whose correct output is a set (every ranking sorted by grade is a correct ranking, whatever the
+order inside a grade) also give `latent_target(scores) -> shift`: per-row coefficients with
+X.T @ shift = sum_i Psi(x_i, y_i(w)) - Psi(x_i, y_i), y_i(w) the correct output most compatible with w
+(the latent structural SVM of Yu & Joachims 2009, trained by CCCP: see train.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+
+@dataclass
+class TrainingProblem:
+    X: sp.csr_matrix | np.ndarray  # rows weighted by the oracle's coefficients; w has X.shape[1] entries
+    n: int  # number of examples: the 1/n of the 1-slack constraint (svm_struct convention)
+    most_violated: Callable[[np.ndarray], tuple[np.ndarray, float]]
+    bias: float = 0.0  # value of the constant feature appended as the last column of X (svm_perf --b); 0 = none
+    epsilon_scale: float = 1.0  # the original's rescaling of -e for this loss (svm_rank -l 1)
+    skipped: int = 0  # examples without a defined loss, left out of training
+    info: dict = field(default_factory=dict)  # training-set statistics for the log and the model header
+    latent_target: Callable[[np.ndarray], np.ndarray] | None = None  # see the module docstring
