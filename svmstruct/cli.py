@@ -6,7 +6,7 @@ import sys
 import click
 import numpy as np
 
-from svmstruct.errors import InputError
+from svmstruct.errors import InputError, SvmStructError
 
 DEFAULT_C = 1.0
 ALGORITHMS_1SLACK = ("3", "4")  # svm_perf/svm_struct -w values that mean the 1-slack algorithm
@@ -275,9 +275,9 @@ def main(argv=None) -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback."""
     try:
         cli.main(args=argv, prog_name="svmstruct", standalone_mode=False)
-    except InputError as e:
+    except SvmStructError as e:
         click.echo(f"svmstruct: error: {e}", err=True)
-        sys.exit(1)
+        sys.exit(e.exit_code)
     except click.exceptions.Abort:
         click.echo("svmstruct: aborted", err=True)
         sys.exit(130)

@@ -1,8 +1,11 @@
-"""The one exception type for user errors: the CLI prints it as a single line and exits non-zero."""
+"""User-facing errors: the CLI prints each as one line on stderr and exits with its code (README,
+"Errors and exit codes"). Anything else escaping the CLI is a bug."""
 
 
-class InputError(Exception):
-    """A problem with the user's input, reported as ``path:line: message`` (or ``path: message``)."""
+class SvmStructError(Exception):
+    """Base of the errors reported as ``svmstruct: error: [path:line: ]message``."""
+
+    exit_code = 1
 
     def __init__(self, message: str, path: str | None = None, line: int | None = None):
         self.message = message
@@ -12,3 +15,21 @@ class InputError(Exception):
         if path is not None:
             where = f"{path}:{line}: " if line is not None else f"{path}: "
         super().__init__(where + message)
+
+
+class InputError(SvmStructError):
+    """A problem with the user's input (data, model, qrels, predictions, options), exit 1."""
+
+    exit_code = 1
+
+
+class NumericalError(SvmStructError):
+    """Training cannot proceed in floating point (overflow, a QP the solver cannot solve), exit 3."""
+
+    exit_code = 3
+
+
+class OutputError(SvmStructError):
+    """An output could not be written (disk full, permissions, closed stream), exit 4."""
+
+    exit_code = 4

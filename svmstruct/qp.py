@@ -14,6 +14,8 @@ import numpy as np
 import osqp
 import scipy.sparse as sp
 
+from svmstruct.errors import NumericalError
+
 # ADMM to moderate accuracy, then an exact solve on the active set it identifies (polish_active_set):
 # the objective must match the C originals to ~1e-5 relative.
 _SETTINGS = dict(
@@ -41,27 +43,43 @@ def solve_dual(G: np.ndarray, b: np.ndarray, C: float, alpha0=None, y0=None) -> 
     """Maximise sum(alpha*b) - alpha'G alpha/2 subject to alpha >= 0, sum(alpha) <= C.
 
     alpha0/y0 warm-start OSQP (e.g. the previous iteration's solution padded with zeros).
+    The QP is solved in the variables gamma = s alpha, s the largest diagonal entry of G (the same
+    problem with Gram matrix G/s and bound C s, and the same multipliers): OSQP's tolerances are
+    absolute, and on features scaled by 1e6 every alpha is ~1e-12.
     """
     m = len(b)
-    P, A = _upper_triangle(G), _simplex_constraints(m)
+    if not (np.all(np.isfinite(G)) and np.all(np.isfinite(b))):
+        raise NumericalError("the QP's Gram matrix overflows double precision: the feature values are too large; "
+                             "scale them (e.g. to [0, 1] per feature)")
+    scale = float(np.max(np.diag(G), initial=0.0)) if m else 0.0
+    scale = scale if scale > 0 and np.isfinite(scale * C) else 1.0
+    Gs, Cs = G / scale, C * scale
+    P, A = _upper_triangle(Gs), _simplex_constraints(m)
     lower = np.concatenate([np.zeros(m), [-np.inf]])
-    upper = np.concatenate([np.full(m, np.inf), [C]])
+    upper = np.concatenate([np.full(m, np.inf), [Cs]])
     solver = osqp.OSQP()
     solver.setup(P, -np.asarray(b, dtype=float), A, lower, upper, **_SETTINGS)
     if alpha0 is not None:
-        solver.warm_start(x=alpha0, y=y0 if y0 is not None else np.zeros(m + 1))
+        solver.warm_start(x=np.asarray(alpha0) * scale, y=y0 if y0 is not None else np.zeros(m + 1))
     for tolerance in (None, 1e-10):  # a second, tighter solve only if the active set was not found
         if tolerance is not None:
             solver.update_settings(eps_abs=tolerance, eps_rel=tolerance)
         result = solver.solve(raise_error=False)
-        alpha = np.asarray(result.x, dtype=float)
-        if not np.all(np.isfinite(alpha)):
-            raise RuntimeError(f"OSQP failed on the dual QP: {result.info.status}")
-        alpha = project_feasible(alpha, C)
-        polished = polish_active_set(G, b, C, alpha)
-        if polished is not None:
-            return DualSolution(polished, dual_objective(G, b, polished), np.asarray(result.y, dtype=float), "polished")
-    return DualSolution(alpha, dual_objective(G, b, alpha), np.asarray(result.y, dtype=float), result.info.status)
+        gamma = np.asarray(result.x, dtype=float)
+        if not np.all(np.isfinite(gamma)):
+            raise NumericalError(f"the QP solver failed ({result.info.status}) on a working set of {m} constraints")
+        gamma = project_feasible(gamma, Cs)
+        polished = polish_active_set(Gs, b, Cs, gamma)
+        status = "polished" if polished is not None else result.info.status
+        alpha = (polished if polished is not None else gamma) / scale
+        if polished is not None or tolerance is not None:
+            break
+    value = dual_objective(G, b, alpha)
+    if alpha0 is not None:  # the warm start is feasible: never return a worse point (round-off on ill-posed QPs)
+        start = project_feasible(np.asarray(alpha0, dtype=float), C)
+        if dual_objective(G, b, start) > value:
+            return DualSolution(start, dual_objective(G, b, start), np.asarray(result.y, dtype=float), "no progress")
+    return DualSolution(alpha, value, np.asarray(result.y, dtype=float), status)
 
 
 def _upper_triangle(G: np.ndarray) -> sp.csc_matrix:
@@ -102,7 +120,9 @@ def polish_active_set(G: np.ndarray, b: np.ndarray, C: float, alpha: np.ndarray,
     Gs[:m, :m] = G
     bs = np.append(b, 0.0)
     x = np.append(alpha, max(C - alpha.sum(), 0.0))
-    x[x <= 1e-5 * max(float(x.max()), 1e-300)] = 0.0  # wrongly dropped indices come back below
+    # drop OSQP's near-zeros relative to the largest alpha (not the slack, which can be 1e19 times larger
+    # when the bound sum(alpha) <= C is far from active); wrongly dropped indices come back below
+    x[:m][x[:m] <= 1e-5 * max(float(x[:m].max(initial=0.0)), 1e-300)] = 0.0
     x = x * (C / x.sum()) if x.sum() > 0 else np.eye(m + 1)[m] * C
     free = x > 0
     absG, absb = np.abs(Gs), np.abs(bs)

@@ -26,6 +26,7 @@ from typing import Callable
 import numpy as np
 
 from svmstruct import qp, sparse_ops
+from svmstruct.errors import NumericalError
 from svmstruct.problem import TrainingProblem
 
 # svm_struct drops constraints that stayed inactive this long (remove_inactive_constraints(..., 50)).
@@ -33,6 +34,8 @@ INACTIVE_LIMIT = 50
 # outer (CCCP) steps of a latent-target problem
 MAX_OUTER = 100
 OUTER_TOLERANCE = 1e-6
+# iterations in a row without progress (see train) before giving up
+STALL_LIMIT = 10
 
 
 @dataclass
@@ -48,6 +51,7 @@ class TrainResult:
     seconds: float
     history: list = field(default_factory=list)
     outer_steps: int = 0  # re-imputations of a latent target (0 for ordinary problems)
+    status: str = "converged"  # converged | iteration limit | stalled
 
 
 class _WorkingSet:
@@ -111,7 +115,14 @@ def train(
     max_iterations: int = 100000,
     progress: Callable[[dict], None] | None = None,
 ) -> TrainResult:
-    """Train w for `problem` with regularisation C; epsilon in the loss's units (times problem.epsilon_scale)."""
+    """Train w for `problem` with regularisation C; epsilon in the loss's units (times problem.epsilon_scale).
+
+    The run is `converged` only when the certified gap (primal at w minus the dual of the QP) is within
+    C * epsilon. When STALL_LIMIT iterations in a row make no progress (no violated constraint but a gap
+    above that, or violated constraints that do not raise the dual: round-off on badly scaled data or a
+    huge C), it gives up with status `stalled`.
+    Raises NumericalError when a constraint or the QP cannot be represented in floating point.
+    """
     start = time.perf_counter()
     X, n = problem.X, problem.n
     eps = epsilon * problem.epsilon_scale
@@ -123,11 +134,19 @@ def train(
     dual = 0.0
     added = 0
     history = []
-    converged = False
+    status = "iteration limit"
     iteration = 0
     xi_global = 0.0
+    stalled = 0
+    best_dual = -np.inf
     shift = np.zeros(X.shape[0]) if problem.latent_target is not None else None
     outer, outer_primal = 0, np.inf
+
+    def solve(alpha0, y0):
+        sol = qp.solve_dual(ws.G, ws.b, C, alpha0, y0)
+        w = sol.alpha @ ws.A
+        return sol.alpha, sol.y, float(sol.alpha @ ws.b) - 0.5 * float(w @ w), w
+
     while iteration < max_iterations:
         iteration += 1
         scores = sparse_ops.matvec(X, w)
@@ -136,8 +155,9 @@ def train(
             dcoef = dcoef + shift
         a = sparse_ops.rmatvec(X, dcoef) / n
         b = delta_sum / n
+        _check_finite(a, b)
         xi_global = max(0.0, b - float(dcoef @ scores) / n)
-        xi_ws = max(0.0, float(np.max(ws.b - ws.G @ alpha))) if len(ws.b) else 0.0  # A w = A A' alpha
+        xi_ws = max(0.0, float(np.max(ws.b - ws.A @ w))) if len(ws.b) else 0.0
         violation = xi_global - xi_ws
         primal = 0.5 * float(w @ w) + C * xi_global
         row = dict(iteration=iteration, violation=violation, primal=primal, dual=dual,
@@ -145,37 +165,46 @@ def train(
         history.append(row)
         if progress:
             progress(row)
-        if violation <= eps:
+        certified = primal - dual <= C * eps * (1 + 1e-6) + 1e-12 * abs(primal)
+        if violation <= eps and certified:
             if shift is None or outer >= MAX_OUTER or outer_primal - primal <= OUTER_TOLERANCE * C * eps:
-                converged = True
+                status = "converged"
                 break
             new_shift = problem.latent_target(scores)
             if np.array_equal(new_shift, shift):
-                converged = True
+                status = "converged"
                 break
             outer += 1
             outer_primal = primal
             ws.shift(sparse_ops.rmatvec(X, new_shift - shift) / n)
             shift = new_shift
-            sol = qp.solve_dual(ws.G, ws.b, C, alpha, duals)
-            alpha, duals, dual = sol.alpha, sol.y, sol.dual_objective
-            w = alpha @ ws.A
+            alpha, duals, dual, w = solve(alpha, duals)
+            best_dual = -np.inf  # a new target is a new QP: its dual starts afresh
             continue
+        # no violated constraint yet no certified gap, or violated constraints that no longer raise the dual:
+        # the QP has lost precision (features or C too large for double precision)
+        progress_made = violation > eps and dual > best_dual + 1e-12 * abs(best_dual)
+        stalled = 0 if progress_made or iteration == 1 else stalled + 1
+        best_dual = max(best_dual, dual)
+        if stalled >= STALL_LIMIT:
+            status = "stalled"
+            break
         if iteration == max_iterations:
             break
         ws.add(a, b)
         added += 1
         alpha0 = np.append(alpha, 0.0)
         y0 = None if duals is None else np.concatenate([duals[:-1], [0.0], duals[-1:]])
-        sol = qp.solve_dual(ws.G, ws.b, C, alpha0, y0)
-        alpha, duals, dual = sol.alpha, sol.y, sol.dual_objective
-        w = alpha @ ws.A
-        ws.idle = np.where(alpha > 1e-9 * C, 0, ws.idle + 1)
+        alpha, duals, dual, w = solve(alpha0, y0)
+        # inactive: no weight relative to the largest (a scale-free test: on data scaled by 1e6 every alpha is ~1e-12)
+        ws.idle = np.where(alpha > 1e-12 * float(alpha.max(initial=0.0)), 0, ws.idle + 1)
         if iteration % INACTIVE_LIMIT == 0 and np.any(ws.idle >= INACTIVE_LIMIT):
             keep = ws.idle < INACTIVE_LIMIT
             ws.keep(keep)
             alpha = alpha[keep]
             duals = np.concatenate([duals[:-1][keep], duals[-1:]])
+            w = alpha @ ws.A
+            dual = float(alpha @ ws.b) - 0.5 * float(w @ w)
     return TrainResult(
         w=w,
         primal=0.5 * float(w @ w) + C * xi_global,
@@ -184,16 +213,32 @@ def train(
         iterations=iteration,
         constraints=len(ws.b),
         total_constraints=added,
-        converged=converged,
+        converged=status == "converged",
         seconds=time.perf_counter() - start,
         history=history,
         outer_steps=outer,
+        status=status,
     )
+
+
+def _check_finite(a: np.ndarray, b: float) -> None:
+    """A constraint whose vector or squared norm overflows cannot enter the QP: say so instead of
+    handing NaN to the solver (which LAPACK can spin on)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        norm2 = float(a @ a) if np.all(np.isfinite(a)) else np.inf
+    if not (np.isfinite(norm2) and np.isfinite(b)):
+        biggest = float(np.max(np.abs(a[np.isfinite(a)]), initial=0.0))
+        raise NumericalError(
+            "a constraint vector overflows double precision (its entries reach "
+            f"{biggest:.3g}{' and beyond' if not np.all(np.isfinite(a)) else ''}): the feature values are too large; "
+            "scale them (e.g. to [0, 1] per feature)")
 
 
 def summary(result: TrainResult) -> str:
     """svm_struct's closing lines (dval, pval, iterations, constraints) for the log."""
-    state = "converged" if result.converged else "stopped at the iteration limit (not converged)"
+    state = {"converged": "converged", "iteration limit": "stopped at the iteration limit (not converged)",
+             "stalled": "stopped without progress: the QP lost precision (feature values or C too large "
+                        "for double precision; not converged)"}[result.status]
     return "\n".join([
         f"Optimization finished: {state} after {result.iterations} iterations",
         f"Upper bound on duality gap: {result.primal - result.dual:.5f}",

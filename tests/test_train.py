@@ -1,5 +1,6 @@
 """The cutting-plane trainer's working set."""
 import numpy as np
+import pytest
 
 from svmstruct import train
 
@@ -16,3 +17,73 @@ def test_working_set_shift_keeps_the_gram_matrix_exact():
     assert np.allclose(ws.G, ws.A @ ws.A.T, rtol=1e-12, atol=1e-12)
     ws.keep(np.array([True, False, True, True, False]))
     assert np.allclose(ws.G, ws.A @ ws.A.T, rtol=1e-12, atol=1e-12)
+
+
+def _ranking_data(scale, seed=0, queries=15, docs=8, features=6):
+    """A small ranking set whose features are multiplied by `scale` (LETOR features x 1e6 in the issue)."""
+    import scipy.sparse as sp
+
+    from svmstruct import data
+
+    rng = np.random.default_rng(seed)
+    n = queries * docs
+    X = rng.random((n, features))
+    y = np.floor(3 * rng.random(n) * X[:, 0]).astype(float)
+    qid = np.repeat(np.arange(1, queries + 1), docs)
+    docids = data.Docids()
+    for i in range(n):
+        docids.append(f"d{i}")
+    return data.Dataset(sp.csr_matrix(X * scale), y, qid, np.arange(0, n + 1, docs, dtype=np.int64), docids.freeze(),
+                        np.arange(1, n + 1), "synthetic", True)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e3, 1e6])
+def test_converged_means_a_certified_gap(scale):
+    """Item 1 of the robustness issue: with large feature values every alpha is tiny; the run must not
+    prune its working set to nothing and call itself converged. Whatever the scale, `converged` implies
+    primal - dual <= C * epsilon, and a run that cannot get there says so."""
+    from svmstruct import losses
+
+    loss, opts = losses.lookup("pairs")
+    problem = loss.build(_ranking_data(scale), opts)
+    result = train.train(problem, 1e4, 0.001, max_iterations=400)
+    eps = 0.001 * problem.epsilon_scale
+    if result.converged:
+        assert result.primal - result.dual <= 1e4 * eps * (1 + 1e-6) + 1e-12 * abs(result.primal)
+    else:
+        assert result.status in ("stalled", "iteration limit")
+    if scale <= 1e3:
+        assert result.converged
+    assert np.all(np.isfinite(result.w))
+
+
+def test_overflowing_features_raise_a_numerical_error_at_once():
+    """Item 2: a value of 1e200 overflows the Gram matrix; the trainer says so instead of hanging."""
+    import time
+
+    import scipy.sparse as sp
+
+    from svmstruct import data, losses
+    from svmstruct.errors import NumericalError
+
+    X = sp.csr_matrix(np.array([[1e200, 1.0, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]))
+    docids = data.Docids()
+    for i in range(4):
+        docids.append(f"d{i}")
+    ds = data.Dataset(X, np.array([1.0, -1.0, 1.0, -1.0]), np.zeros(4, dtype=np.int64), np.array([0, 4]),
+                      docids.freeze(), np.arange(1, 5), "t", False)
+    loss, opts = losses.lookup("errorrate")
+    start = time.perf_counter()
+    with pytest.raises(NumericalError, match="overflows"):
+        train.train(loss.build(ds, {"bias": 1.0}), 1.0, 0.1)
+    assert time.perf_counter() - start < 10
+
+
+def test_qp_on_a_non_finite_gram_matrix_fails_at_once():
+    from svmstruct import qp
+    from svmstruct.errors import NumericalError
+
+    for bad in (np.nan, np.inf):
+        G = np.array([[1.0, bad], [bad, 1.0]])
+        with pytest.raises(NumericalError):
+            qp.solve_dual(G, np.ones(2), 1.0)
