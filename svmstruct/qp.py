@@ -31,6 +31,10 @@ _SETTINGS = dict(
 )
 
 
+# steps of the active-set method from a warm start before OSQP is asked instead
+WARM_STEPS = 30
+
+
 @dataclass
 class DualSolution:
     alpha: np.ndarray
@@ -54,6 +58,13 @@ def solve_dual(G: np.ndarray, b: np.ndarray, C: float, alpha0=None, y0=None) -> 
     scale = float(np.max(np.diag(G), initial=0.0)) if m else 0.0
     scale = scale if scale > 0 and np.isfinite(scale * C) else 1.0
     Gs, Cs = G / scale, C * scale
+    if alpha0 is not None:  # the previous optimum (padded with 0 for a new constraint) is a few steps away
+        polished = polish_active_set(Gs, b, Cs, project_feasible(np.asarray(alpha0, dtype=float) * scale, Cs),
+                                     max_steps=WARM_STEPS)
+        if polished is not None:
+            alpha = polished / scale
+            y = y0 if y0 is not None else np.zeros(m + 1)
+            return DualSolution(alpha, dual_objective(G, b, alpha), np.asarray(y, dtype=float), "warm active set")
     P, A = _upper_triangle(Gs), _simplex_constraints(m)
     lower = np.concatenate([np.zeros(m), [-np.inf]])
     upper = np.concatenate([np.full(m, np.inf), [Cs]])
