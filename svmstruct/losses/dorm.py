@@ -116,13 +116,8 @@ def oracle_plan(a, b) -> int:
 
 
 def most_violated_ranking(g, a, b, c, plan=None):
-    """Positions (0-based) of the most violated ranking (exact; see oracle_plan)."""
-    k = oracle_plan(a, b) if plan is None else plan
-    if k == 0:
-        return np.argsort(np.argsort(-g, kind="mergesort"), kind="mergesort")
-    if k > 0:
-        return dorm_oracles.truncated_oracle(g, a, b, c, k)
-    return dorm_oracles.assignment_oracle(g, a, b, c)
+    """Positions (0-based) of the most violated ranking of one query (exact; see oracle_plan)."""
+    return dorm_oracles.query_most_violated(g, a, b, c, oracle_plan(a, b) if plan is None else plan)[0]
 
 
 def _builder(name: str):
@@ -134,48 +129,46 @@ def _builder(name: str):
         alpha = float(opts.get("eru_alpha") or 5.0)
         neutral = float(opts.get("eru_neutral") or 0.0)
         threshold = float(opts.get("rel_threshold") or 0.0)
-        queries = []
+        n_docs = data.n_docs
+        # per row: the measure's position vector a and Psi's c (positions of the row's query), gain b
+        a_rows, b_rows, c_rows, target_rows = (np.zeros(n_docs) for _ in range(4))
+        los, his, best, plans = [], [], [], []
         for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):
             labels = data.y[lo:hi]
             if name == "mrr":
-                a, b = None, (labels > threshold).astype(float)
+                a, b = np.zeros(hi - lo), (labels > threshold).astype(float)
             else:
                 a, b = measure_vectors(name, labels, k, alpha, neutral, threshold)
             if not np.any(b) or np.all(b == b[0]):
                 continue
             c = position_weights(spec, hi - lo)
-            target = dorm_oracles.ideal_coefficients(b, np.zeros(hi - lo), c)
-            best = 1.0 if a is None else float(a @ np.sort(b)[::-1])
-            plan = 0 if a is None else oracle_plan(a, b)
-            queries.append((int(lo), int(hi), a, b, c, target, best, plan))
-        if not queries:
+            a_rows[lo:hi], b_rows[lo:hi], c_rows[lo:hi] = a, b, c
+            target_rows[lo:hi] = dorm_oracles.ideal_coefficients(b, np.zeros(hi - lo), c)
+            los.append(lo)
+            his.append(hi)
+            best.append(1.0 if name == "mrr" else float(a @ np.sort(b)[::-1]))
+            plans.append(dorm_oracles.MRR_PLAN if name == "mrr" else oracle_plan(a, b))
+        if not los:
             raise InputError("no query has documents that the measure can tell apart", data.path)
+        los, his = np.array(los, dtype=np.int64), np.array(his, dtype=np.int64)
+        best, plans = np.array(best), np.array(plans, dtype=np.int64)
 
         def most_violated(scores):
-            dcoef = np.zeros(len(scores))
-            delta = 0.0
-            for lo, hi, a, b, c, target, best, plan in queries:
-                g = scores[lo:hi]
-                canonical = np.lexsort((g, b))  # the oracle never sees the order of the input lines
-                pos = np.empty(hi - lo, dtype=np.int64)
-                if a is None:
-                    pos[canonical] = dorm_oracles.mrr_oracle(g[canonical], b[canonical] > 0, c)
-                    delta += best - 1.0 / (1 + int(pos[b > 0].min()))
-                else:
-                    pos[canonical] = most_violated_ranking(g[canonical], a, b[canonical], c, plan)
-                    delta += best - float(a[pos] @ b)
-                dcoef[lo:hi] = target - dorm_oracles.tie_average(c[pos], b, g)
-            return dcoef, delta
+            dcoef = np.zeros(n_docs)
+            deltas = np.empty(len(los))
+            dorm_oracles.most_violated_all(np.ascontiguousarray(scores, dtype=np.float64), los, his, a_rows, b_rows,
+                                           c_rows, target_rows, best, plans, dcoef, deltas)
+            return dcoef, float(deltas.sum())
 
         def latent_target(scores):
-            shift = np.zeros(len(scores))
-            for lo, hi, a, b, c, target, best, plan in queries:
-                shift[lo:hi] = dorm_oracles.ideal_coefficients(b, scores[lo:hi], c) - target
+            shift = np.zeros(n_docs)
+            dorm_oracles.latent_shift_all(np.ascontiguousarray(scores, dtype=np.float64), los, his, b_rows, c_rows,
+                                          target_rows, shift)
             return shift
 
-        n_queries = data.n_examples
-        return TrainingProblem(data.X, len(queries), most_violated, skipped=n_queries - len(queries),
-                               info={"queries": n_queries, "position_weights": spec}, latent_target=latent_target)
+        return TrainingProblem(data.X, len(los), most_violated, skipped=data.n_examples - len(los),
+                               info={"queries": data.n_examples, "position_weights": spec},
+                               latent_target=latent_target)
 
     return build
 

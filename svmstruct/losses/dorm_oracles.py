@@ -3,8 +3,9 @@ sum_i c_{pi(i)} g_i - a_{pi(i)} b_i, with g the scores, c the decreasing positio
 a (positions), b (documents) the measure's vectors (Delta = <a(1), b> - <a(pi), b>, eq. 17).
 
 Two exact solvers:
-- `assignment_oracle`: the linear assignment problem C_ij = c_j g_i - a_j b_i, solved with
-  scipy.optimize.linear_sum_assignment (O(l^3)); the reference.
+- the linear assignment problem C_ij = c_j g_i - a_j b_i (O(l^3)): `assignment_positions` in numba
+  (losses/assignment.py), and `assignment_oracle` with scipy.optimize.linear_sum_assignment, the
+  reference the tests hold it to.
 - `truncated_oracle`: for measures with a_j = 0 beyond position k (NDCG@k, DCG@k, Precision@k,
   WTA, MRR@k...). Proof sketch (exchange arguments, c decreasing):
   (1) positions after k carry c_j g_i only, so the documents placed there are in decreasing g
@@ -19,10 +20,14 @@ Two exact solvers:
   O(l k^2) for three grades, O(l k^4 / 24) for five — against O(l^3) for the assignment.
 """
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+from svmstruct.losses.assignment import assignment_positions
 
 # the dynamic program's table is kept below this many states; larger cases go to the assignment
 MAX_STATES = 2_000_000
+# query_most_violated's plan for the reciprocal rank (the other plans: -1 assignment, 0 sort, k > 0 program)
+MRR_PLAN = -2
 
 
 def assignment_oracle(g, a, b, c):
@@ -245,3 +250,79 @@ def ideal_coefficients(labels, scores, c):
     for j in range(l):
         at[order[j]] = c[j]
     return tie_average(at, labels, scores)
+
+
+@njit(cache=True)
+def _canonical_order(g, b):
+    """Documents by (b, g) ascending: documents equal in both are indistinguishable to the oracle."""
+    order = np.argsort(g, kind="mergesort")
+    return order[np.argsort(b[order], kind="mergesort")]
+
+
+@njit(cache=True)
+def query_most_violated(g, a, b, c, plan):
+    """The most violated ranking of one query (positions, 0-based) and its loss Delta.
+
+    plan: -1 linear assignment, 0 sort by score (no position matters), k > 0 the truncated dynamic
+    program with cut-off k, MRR_PLAN the reciprocal-rank oracle (b = relevant). The oracle sees the
+    documents in the canonical order of (b, g), never the order of the input lines.
+    """
+    l = g.shape[0]
+    order = _canonical_order(g, b)
+    gc = g[order]
+    bc = b[order]
+    if plan == MRR_PLAN:
+        posc = mrr_oracle(gc, bc > 0, c)
+    elif plan == 0:
+        posc = np.empty(l, dtype=np.int64)
+        ranked = np.argsort(-gc, kind="mergesort")
+        for j in range(l):
+            posc[ranked[j]] = j
+    elif plan > 0:
+        posc = truncated_oracle(gc, a, bc, c, plan)
+    else:
+        posc = assignment_positions(gc, a, bc, c)
+    pos = np.empty(l, dtype=np.int64)
+    for t in range(l):
+        pos[order[t]] = posc[t]
+    if plan == MRR_PLAN:
+        first = l
+        for i in range(l):
+            if b[i] > 0 and pos[i] < first:
+                first = pos[i]
+        value = 1.0 / (first + 1)
+    else:
+        value = 0.0
+        for i in range(l):
+            value += a[pos[i]] * b[i]
+    return pos, value
+
+
+@njit(cache=True, parallel=True)
+def most_violated_all(scores, los, his, a_rows, b_rows, c_rows, target_rows, best, plans, dcoef, deltas):
+    """Every query's most violated ranking (in parallel over queries, results independent of the thread
+    count): dcoef = c of the target - c of the ranking (averaged over documents equal in b and score),
+    deltas[q] = Delta of query q. a_rows/c_rows hold query q's position vectors at rows los[q]:his[q]."""
+    for q in prange(los.shape[0]):
+        lo, hi = los[q], his[q]
+        g = scores[lo:hi]
+        b = b_rows[lo:hi]
+        c = c_rows[lo:hi]
+        pos, value = query_most_violated(g, a_rows[lo:hi], b, c, plans[q])
+        at = np.empty(hi - lo)
+        for i in range(hi - lo):
+            at[i] = c[pos[i]]
+        averaged = tie_average(at, b, g)
+        for i in range(hi - lo):
+            dcoef[lo + i] = target_rows[lo + i] - averaged[i]
+        deltas[q] = best[q] - value
+
+
+@njit(cache=True, parallel=True)
+def latent_shift_all(scores, los, his, b_rows, c_rows, target_rows, shift):
+    """shift = c of the ideal ranking most compatible with the scores - c of the w = 0 target, per row."""
+    for q in prange(los.shape[0]):
+        lo, hi = los[q], his[q]
+        ideal = ideal_coefficients(b_rows[lo:hi], scores[lo:hi], c_rows[lo:hi])
+        for i in range(hi - lo):
+            shift[lo + i] = ideal[i] - target_rows[lo + i]
