@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 
 
 def main():
@@ -23,12 +22,15 @@ def main():
     parser.add_argument("--only", default="")
     parser.add_argument("--repeat", type=int, default=1, help="time each case this many times, keep the fastest")
     args = parser.parse_args()
-    import os
+    import reference
+    from reference import all_cases, case
 
-    os.environ["SVMSTRUCT_SHARED"] = args.shared
-    from reference_cases import all_cases, case
+    reference.use_shared(args.shared)
+    reference.require_shared()
 
     names = [n for n in all_cases() if "-perf-" in n and args.only in n]
+    if not names:
+        raise SystemExit(f"error: no svm_perf reference case matches '{args.only}'")
     print(f"{'case':<26} {'ref pval':>12} {'our pval':>12} {'rel.diff':>9} {'ref s':>7} {'our s':>7} {'ratio':>6}")
     with tempfile.TemporaryDirectory() as tmp:
         warm = [sys.executable, "-m", "svmstruct", "learn", "-v", "0", "-l", "rocarea", str(ROOT / "data/mq2008-small/train.txt"), f"{tmp}/warm"]

@@ -32,6 +32,10 @@ def main():
     parser.add_argument("--file", default=str(ROOT / "exp" / "synth" / "synth.txt"))
     args = parser.parse_args()
     shared, data = Path(args.shared), Path(args.file)
+    for needed in (shared / "tools" / "make_synthetic_ltr.py", shared / "reference" / "synth-2500-rank-c1.learn.log"):
+        if not needed.exists():
+            raise SystemExit(f"error: this benchmark needs {needed} (the shared data: ../shared beside the "
+                             "repository, or SHARED=... / --shared)")
     if not data.exists():
         data.parent.mkdir(parents=True, exist_ok=True)
         tmp = data.with_suffix(".partial")

@@ -18,7 +18,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from experiment import subset  # noqa: E402
 
-from svmstruct import data, diversity, losses, model, train  # noqa: E402
+from svmstruct import api, data  # noqa: E402
+from svmstruct.diversity import baselines, features, measures, qrels as qrels_io  # noqa: E402
 from svmstruct.losses import div  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,8 +30,8 @@ def mean_loss(dataset, covering, qrels, subsets):
     """Mean subtopic loss over the candidate sets of [(qid, row indices)], one entry per set in order."""
     losses_ = []
     for lo, hi, (_, rows) in zip(dataset.qptr[:-1], dataset.qptr[1:], subsets):
-        topics, weights = diversity.subtopic_matrix(dataset, int(lo), int(hi), covering, qrels)
-        losses_.append(diversity.subtopic_loss(topics, weights, [r - int(lo) for r in rows]))
+        topics, weights = qrels_io.subtopic_matrix(dataset, int(lo), int(hi), covering, qrels)
+        losses_.append(measures.subtopic_loss(topics, weights, [r - int(lo) for r in rows]))
     return float(np.mean(losses_))
 
 
@@ -52,32 +53,29 @@ def main():
         made_with.write_text(args.support)
     qrels = f"{prefix}.qrels"
     everything = data.read_svmlight(f"{prefix}.svm")
-    covering = diversity.read_subtopics(qrels)
+    covering = qrels_io.read_subtopics(qrels)
     cuts = [int(everything.qptr[q]) for q in (15, 25)]
     train_set = subset(everything, 0, cuts[0])
     vali_set = subset(everything, cuts[0], cuts[1])
     test_set = subset(everything, cuts[1], everything.n_docs)
-    loss, _ = losses.lookup("div")
-    config = diversity.FeatureConfig.parse(None, None)
+    config = features.FeatureConfig.parse(None, None)
     ks = [1, 5] if args.quick else list(range(1, 11))
     grid = [1.0] if args.quick else GRID
     rows, timing = [], []
     for K in ks:
-        opts = {"subtopics": qrels, "k": K}
-        problem = loss.build(train_set, opts)
+        loss, opts = api.resolve_loss("div", {"subtopics": qrels, "k": K})
         best = None
-        for C in grid:
-            result = train.train(problem, C, loss.default_epsilon, max_iterations=500)
+        for trained in api.train_grid(loss, opts, train_set, grid, max_iterations=500):
+            C, result = float(trained.header["C"]), trained.result
             timing.append((K, C, result.iterations, result.seconds))
-            trained = model.from_training(loss, opts, train_set, problem, result, C, loss.default_epsilon)
-            value = mean_loss(vali_set, covering, qrels, div.predict(trained, vali_set))
+            value = mean_loss(vali_set, covering, qrels, div.selections(trained, vali_set))
             if best is None or value < best[0]:
                 best = (value, C, trained)
         test_loss = lambda subsets: mean_loss(test_set, covering, qrels, subsets)  # noqa: E731
-        svm = test_loss(div.predict(best[2], test_set))
-        ep = test_loss(div.baseline(test_set, "essential-pages", K, config))
-        unweighted = test_loss(div.baseline(test_set, "unweighted", K, config))
-        random = np.mean([test_loss(div.baseline(test_set, "random", K, config, seed)) for seed in range(20)])
+        svm = test_loss(div.selections(best[2], test_set))
+        ep = test_loss(baselines.baseline(test_set, "essential-pages", K, config))
+        unweighted = test_loss(baselines.baseline(test_set, "unweighted", K, config))
+        random = np.mean([test_loss(baselines.baseline(test_set, "random", K, config, seed)) for seed in range(20)])
         rows.append((K, best[1], svm, ep, unweighted, random))
         print(f"K={K}: C {best[1]:g}  SVM-div {svm:.4f}  Essential Pages {ep:.4f}  unweighted {unweighted:.4f}  "
               f"random {random:.4f}", file=sys.stderr, flush=True)

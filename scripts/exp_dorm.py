@@ -39,6 +39,7 @@ def main():
     shared, out = Path(args.shared), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     yahoo = shared / "data" / "yahoo-sample"
+    experiment.require(yahoo / "train.txt", yahoo / "test.txt")
     splits = list(experiment.mq2008_folds(shared)) + [
         ("Yahoo", [yahoo / "train.txt"], [], [yahoo / "test.txt"], 0.2)]
     results = experiment.run(splits, RUNS, "ndcg@10", REPORTED, "ndcg@10 (DORM)", args.quick)

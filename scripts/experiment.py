@@ -13,11 +13,20 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from svmstruct import data, losses, measures, model, selection
+from svmstruct import api, data, measures, model, selection
+
+
+def require(*paths: Path) -> None:
+    """Exit with one clear line when data an experiment needs is absent (e.g. no ../shared)."""
+    missing = [str(p) for p in paths if not Path(p).exists()]
+    if missing:
+        raise SystemExit(f"error: this experiment needs {missing[0]} (the shared data: ../shared beside the "
+                         "repository, or SHARED=... / --shared)")
 
 
 def mq2008_folds(shared: Path):
     """LETOR's five folds: FoldK trains on S_k..S_k+2, validates on S_k+3, tests on S_k+4."""
+    require(*(shared / "data" / "mq2008" / f"S{k}.txt" for k in range(1, 6)))
     part = lambda k, i: shared / "data" / "mq2008" / f"S{(k - 1 + i) % 5 + 1}.txt"  # noqa: E731
     for k in range(1, 6):
         yield f"MQ2008 F{k}", [part(k, 0), part(k, 1), part(k, 2)], [part(k, 3)], [part(k, 4)]
@@ -54,9 +63,9 @@ def run(splits, runs, select, reported, base, quick=False, log=sys.stderr):
         train, vali, test = load_split(train_files, vali_files, test_files, *rest)
         names.append(name)
         for label, (loss_name, opts, grid) in runs.items():
-            loss, name_opts = losses.lookup(loss_name)
+            loss, full_opts = api.resolve_loss(loss_name, opts)
             grid = grid[1:-1:2] if quick else grid
-            best, _ = selection.select_C(loss, {**opts, **name_opts}, train, vali, select, grid, loss.default_epsilon)
+            best, _ = selection.select_C(loss, full_opts, train, vali, select, grid, None)
             chosen[label].append(best.C)
             scores = model.score(best.model, test)
             for m in reported:

@@ -7,14 +7,11 @@ the test accuracy / F1 / PRBEP of both models as our eval computes them (svm_per
 Usage: python scripts/parity_report.py [--shared ../shared] [--only SUBSTRING]
 """
 import argparse
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 
 
 def main():
@@ -22,18 +19,21 @@ def main():
     parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
     parser.add_argument("--only", default="")
     args = parser.parse_args()
-    os.environ["SVMSTRUCT_SHARED"] = args.shared
     from scipy.stats import spearmanr
 
-    from reference_cases import all_cases, case
-    from test_reference_parity import certified_weight_distance, classify_log, train_case
+    import reference
+    from reference import all_cases, case, certified_weight_distance, classify_log, train_case
     from svmstruct import data, measures, model
+
+    reference.use_shared(args.shared)
+    reference.require_shared()
 
     print("| case | pval ours | pval ref | rel. diff | ‖Δw‖ | certified bound | Spearman | acc ours/ref | F1 ours/ref | PRBEP ours/ref |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name in all_cases():
-        if args.only not in name:
-            continue
+    names = [name for name in all_cases() if args.only in name]
+    if not names:
+        raise SystemExit(f"error: no reference case matches '{args.only}'")
+    for name in names:
         c = case(name)
         trained, result = train_case(c)
         distance, bound = certified_weight_distance(c, trained, result)

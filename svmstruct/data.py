@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import gzip
 import math
-import os
 import re
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
+from svmstruct import io
 from svmstruct import svmlight_parser as parser
 from svmstruct.errors import InputError
 
@@ -50,22 +49,6 @@ class Dataset:
 
 _DOCID = re.compile(rb"docid\s*=\s*(\S+)")
 CHUNK = 1 << 23  # bytes of text parsed per kernel call; memory stays near the final arrays
-
-
-def _open_binary(path: str):
-    if path == "-":
-        return sys.stdin.buffer
-    try:
-        if os.path.isdir(path):
-            raise InputError("is a directory", path)
-        f = open(path, "rb")
-        if f.read(2) == b"\x1f\x8b":
-            f.close()
-            return gzip.open(path, "rb")
-        f.seek(0)
-        return f
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror}", path) from None
 
 
 def _complete_chunks(f, name: str):
@@ -147,7 +130,7 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
     gzip are spooled once.
     """
     name = "<stdin>" if path == "-" else path
-    with _open_binary(path) as f:
+    with io.open_binary(path) as f:
         if path == "-" or isinstance(f, gzip.GzipFile):
             chunks = [bytes(chunk) for chunk in _complete_chunks(f, name)]
             source = lambda: iter(chunks)  # noqa: E731
@@ -255,6 +238,12 @@ def _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, ha
 def _line_of_slot(slot, dense, X, indptr, lines, rows_done):
     row = slot // X.shape[1] if dense else int(np.searchsorted(indptr[: rows_done + 2], slot, side="right")) - 1
     return int(lines[row]) if lines[row] else None
+
+
+def largest_magnitude(dataset: Dataset) -> float:
+    """The largest |x| of the features (0 for an empty matrix)."""
+    values = dataset.X if isinstance(dataset.X, np.ndarray) else dataset.X.data
+    return float(np.max(np.abs(values), initial=0.0))
 
 
 def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:

@@ -3,28 +3,17 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 import numpy as np
 
-from svmstruct import measures
+from svmstruct import io, measures
 from svmstruct.errors import InputError
-
-
-def open_predictions(path: str):
-    """A text file (or stdin for `-`), with a clear error when it cannot be opened."""
-    if path == "-":
-        return sys.stdin
-    try:
-        return open(path, encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise InputError(f"cannot open predictions: {e.strerror}", path) from None
 
 
 def read_predictions(path: str, n_rows: int) -> np.ndarray:
     """One score per line (the first token; `-` = stdin); exactly n_rows of them."""
     name = "<stdin>" if path == "-" else path
-    f = open_predictions(path)
+    f = io.open_text(path, "predictions")
     values = []
     with f:
         for lineno, line in enumerate(f, 1):

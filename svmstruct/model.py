@@ -18,8 +18,6 @@ and can be written for the originals' classify programs.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,10 +36,18 @@ class Model:
     options: dict = field(default_factory=dict)  # loss options (strings), e.g. {"k": "10"}
     header: dict = field(default_factory=dict)  # C, epsilon, bias, statistics (strings or numbers)
     format: str = "svmstruct"  # or "svmlight" for a model read from the originals
+    result: object = field(default=None, repr=False, compare=False)  # the TrainResult of a model just trained
 
     @property
     def n_features(self) -> int:
         return len(self.w)
+
+    def predict(self, dataset) -> np.ndarray:
+        """Scores w.x - b, one per row of the dataset."""
+        return score(self, dataset)
+
+    def save(self, path: str, fmt: str = "svmstruct") -> None:
+        save_model(self, path, fmt)
 
 
 def _number(text: str) -> str:
@@ -62,45 +68,23 @@ def format_model(model: Model) -> str:
     return "\n".join(lines) + "\n"
 
 
-def atomic_write(path: str, text: str) -> None:
-    """Write text to path through a temporary file in the same directory and a rename."""
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".svmstruct-", dir=directory)
-    except OSError as e:
-        raise InputError(f"cannot write: {e.strerror}", path) from None
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
-        os.replace(tmp, path)
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise InputError(f"cannot write: {e.strerror}", path) from None
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def save_model(model: Model, path: str, fmt: str = "svmstruct") -> None:
+    """Write the model to `path` (`-`: stdout) atomically, in svmstruct's format or svm_light's."""
+    from svmstruct import io
 
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def save_model(model: Model, path: str) -> None:
-    atomic_write(path, format_model(model))
+    io.write_output(path, format_svmlight(model) if fmt == "svmlight" else format_model(model))
 
 
 def load_model(path: str) -> Model:
     """Read a model in svmstruct's format or svm_light's linear format (detected from the first line)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+    from svmstruct import io
+
+    with io.open_text(path, "model") as f:
+        try:
             lines = f.read().splitlines()
-    except OSError as e:
-        raise InputError(f"cannot open model: {e.strerror}", path) from None
+        except OSError as e:
+            raise InputError(f"cannot read model: {e.strerror}", path) from None
+    path = io.display_name(path)
     if not lines:
         raise InputError("empty model file", path, 1)
     if lines[0].startswith(MAGIC):
@@ -244,12 +228,14 @@ def from_training(loss, opts: dict, dataset, problem, result, C: float, epsilon:
         iterations=result.iterations,
         constraints=result.constraints,
         converged=int(result.converged),
+        status=result.status.replace(" ", "-"),
+        gap=float(result.primal - result.dual),
         primal=float(result.primal),
         dual=float(result.dual),
         xi=float(result.xi),
     )
-    options = {k: v for k, v in sorted(opts.items()) if v is not None and k != "bias"}
-    return Model(w=w, threshold=threshold, loss=loss.name, options=options, header=header)
+    options = {k: v for k, v in sorted(opts.items()) if v is not None and v is not False and k != "bias"}
+    return Model(w=w, threshold=threshold, loss=loss.name, options=options, header=header, result=result)
 
 
 def score(model: Model, dataset) -> np.ndarray:

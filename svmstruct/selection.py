@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmstruct import evaluate, model, train
-from svmstruct.errors import InputError
+import math
+
+from svmstruct import api, evaluate, measures, model, train
+from svmstruct.options import UsageError
 
 LOWER_IS_BETTER = {"error"}
 
@@ -17,17 +19,18 @@ def parse_grid(text: str) -> list:
     try:
         values = sorted({float(v) for v in str(text).split(",") if v.strip()})
     except ValueError:
-        raise InputError(f"-c takes a number or a comma-separated list of numbers, got '{text}'") from None
-    if not values or min(values) <= 0:
-        raise InputError(f"-c values must be positive, got '{text}'")
+        raise UsageError(f"-c takes a number or a comma-separated list of numbers, got '{text}'") from None
+    if not values or min(values) <= 0 or not all(math.isfinite(v) for v in values):
+        raise UsageError(f"-c values must be finite and positive, got '{text}'")
     return values
 
 
-def fit(loss, opts: dict, dataset, C: float, epsilon: float, max_iterations: int = 100000, progress=None):
-    """Train one model: returns (Model, TrainResult)."""
-    problem = loss.build(dataset, opts)
-    result = train.train(problem, C, epsilon, max_iterations, progress)
-    return model.from_training(loss, opts, dataset, problem, result, C, epsilon), result
+def check_measure(name: str) -> None:
+    """UsageError for a measure `eval` does not know (checked before any training)."""
+    try:
+        measures.lookup(name)
+    except KeyError as e:
+        raise UsageError(e.args[0]) from None
 
 
 @dataclass
@@ -38,13 +41,13 @@ class GridPoint:
     model: model.Model
 
 
-def select_C(loss, opts: dict, dataset, validation, measure: str, grid: list, epsilon: float,
+def select_C(loss, opts: dict, dataset, validation, measure: str, grid: list, epsilon: float | None,
              max_iterations: int = 100000, log=None) -> tuple:
     """Train for every C of the grid; keep the model with the best mean `measure` on `validation`
     (ties: the smaller C). Returns (best GridPoint, all GridPoints)."""
     points = []
-    for C in grid:
-        trained, result = fit(loss, opts, dataset, C, epsilon, max_iterations)
+    for trained in api.train_grid(loss, opts, dataset, grid, epsilon, max_iterations):
+        C, result = float(trained.header["C"]), trained.result
         value = evaluate.measure_table(validation, model.score(trained, validation), [measure],
                                        float(opts.get("rel_threshold") or 0.0))[measure]["all"]
         points.append(GridPoint(C, value, result, trained))

@@ -1,7 +1,11 @@
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+# tests use the reference-case helpers of scripts/reference.py (scripts never import tests)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 SHARED = Path(os.environ.get("SVMSTRUCT_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
 DATA = SHARED / "data"

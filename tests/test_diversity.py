@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmstruct import data, diversity
+from svmstruct import data
+from svmstruct.diversity import baselines, features, greedy, measures, qrels
 from svmstruct.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,15 +19,15 @@ SMALL = ROOT / "data" / "div" / "small"
 def test_feature_map_of_a_hand_computed_example():
     # 3 documents, words 1..3 (tf): doc0 {1:2, 2:1}, doc1 {1:1}, doc2 {3:5}
     X = sp.csr_matrix(np.array([[2, 1, 0], [1, 0, 0], [0, 0, 5]], dtype=float))
-    config = diversity.FeatureConfig.parse("tf>=1,tf>=2", "0,0.5")
-    doc_units, features = diversity.build_candidate_set(X, 0, 3, config, diversity.n_word_features(config))
+    config = features.FeatureConfig.parse("tf>=1,tf>=2", "0,0.5")
+    doc_units, unit_features = features.build_candidate_set(X, 0, 3, config, features.n_word_features(config))
     # level tf>=1: word1 in 2/3 docs, word2 1/3, word3 1/3 -> units 0,1,2; level tf>=2: word1 1/3, word3 1/3 -> units 3,4
     assert doc_units.shape == (3, 5)
     assert doc_units.toarray().tolist() == [[1, 1, 0, 1, 0], [1, 0, 0, 0, 0], [0, 0, 1, 0, 1]]
     # features: block per level [ratio>=0, ratio>=0.5]
-    assert features.toarray().tolist() == [[1, 1, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0], [0, 0, 1, 0], [0, 0, 1, 0]]
+    assert unit_features.toarray().tolist() == [[1, 1, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0], [0, 0, 1, 0], [0, 0, 1, 0]]
     # Psi of y = {0}: units 0,1,3 covered
-    psi = doc_units[[0]].toarray().max(axis=0) @ features.toarray()
+    psi = doc_units[[0]].toarray().max(axis=0) @ unit_features.toarray()
     assert psi.tolist() == [2, 1, 1, 0]
 
 
@@ -46,7 +47,7 @@ def test_greedy_reaches_1_minus_1_over_e_and_follows_the_hand_trace():
         cover = sp.csr_matrix((rng.random((n, units)) < 0.35).astype(float))
         benefit = rng.random(units)
         K = int(rng.integers(1, n + 1))
-        order, covered, _ = diversity.greedy_select(cover.indptr, cover.indices, benefit, np.zeros(n),
+        order, covered, _ = greedy.greedy_select(cover.indptr, cover.indices, benefit, np.zeros(n),
                                                     np.zeros(n + 1, dtype=np.int32), np.zeros(0, dtype=np.int32),
                                                     np.zeros(0), K, 0.0)
         value = float(benefit[covered > 0].sum())
@@ -72,8 +73,8 @@ def test_loss_recall_and_alpha_ndcg_equal_independent_loops():
         ranking = list(rng.permutation(n)[: int(rng.integers(1, n + 1))])
         topics = sp.csr_matrix(J)
         uncovered = [s for s in range(t) if not any(J[d, s] for d in ranking)]
-        assert diversity.subtopic_loss(topics, weights, ranking) == pytest.approx(sum(weights[s] for s in uncovered))
-        assert diversity.subtopic_recall(topics, ranking) == pytest.approx((t - len(uncovered)) / t)
+        assert measures.subtopic_loss(topics, weights, ranking) == pytest.approx(sum(weights[s] for s in uncovered))
+        assert measures.subtopic_recall(topics, ranking) == pytest.approx((t - len(uncovered)) / t)
         alpha = 0.5
 
         def adcg(order):
@@ -84,8 +85,8 @@ def test_loss_recall_and_alpha_ndcg_equal_independent_loops():
             return total
 
         ideal_value = max(adcg(list(p)) for p in itertools.permutations(range(n), len(ranking))) if n <= 6 else None
-        got = diversity.alpha_ndcg(topics, ranking, alpha)
-        assert diversity.alpha_dcg(topics, ranking, alpha) == pytest.approx(adcg(ranking))
+        got = measures.alpha_ndcg(topics, ranking, alpha)
+        assert measures.alpha_dcg(topics, ranking, alpha) == pytest.approx(adcg(ranking))
         if ideal_value:  # the normaliser is the greedy ideal, never above the true one
             assert got >= adcg(ranking) / ideal_value - 1e-9
 
@@ -111,14 +112,14 @@ def test_learn_classify_eval_on_the_shipped_synthetic_data(tmp_path):
 
 def test_missing_subtopics_and_unknown_docids_are_clear_errors(tmp_path):
     r = run("learn", "-l", "div", f"{SMALL}.svm", tmp_path / "m")
-    assert r.returncode == 1 and "--subtopics" in r.stderr
+    assert r.returncode == 2 and "--subtopics" in r.stderr
     bad = tmp_path / "bad.qrels"
     bad.write_text("1 t0 nosuchdoc 1\n")
     r = run("learn", "-l", "div", "--subtopics", bad, f"{SMALL}.svm", tmp_path / "m")
     assert r.returncode == 1 and "nosuchdoc" in r.stderr
     with pytest.raises(InputError, match="no subtopic"):
         d = data.read_svmlight(f"{SMALL}.svm")
-        diversity.subtopic_matrix(d, 0, 30, {}, "x.qrels")
+        qrels.subtopic_matrix(d, 0, 30, {}, "x.qrels")
 
 
 def tiny_problem(K):
@@ -190,9 +191,9 @@ def test_div_baseline_writes_the_baselines_in_the_selections_format(tmp_path):
         scored = run("eval", "--subtopics", f"{SMALL}.qrels", f"{SMALL}.svm", tmp_path / method)
         assert scored.returncode == 0 and "subtopic-loss\tall\t" in scored.stdout
     for (lo, hi), line in zip(zip(d.qptr[:-1], d.qptr[1:]), out["unweighted"]):
-        assert line[1:] == [d.docids[lo + r] for r in diversity.unweighted_coverage(d.X[lo:hi], 4)]
+        assert line[1:] == [d.docids[lo + r] for r in baselines.unweighted_coverage(d.X[lo:hi], 4)]
     for (lo, hi), line in zip(zip(d.qptr[:-1], d.qptr[1:]), out["essential-pages"]):
-        assert line[1:] == [d.docids[lo + r] for r in diversity.essential_pages(d.X[lo:hi], 4)]
+        assert line[1:] == [d.docids[lo + r] for r in baselines.essential_pages(d.X[lo:hi], 4)]
     again = run("div-baseline", "--method", "random", "-k", "4", f"{SMALL}.svm").stdout
     assert again == (tmp_path / "random").read_text()
     assert run("div-baseline", "--method", "random", "-k", "4", "--seed", "1", f"{SMALL}.svm").stdout != again

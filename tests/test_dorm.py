@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from svmstruct import data, losses, measures, model, train
+from svmstruct import api, data, measures, model, train
 from svmstruct.errors import InputError
 from svmstruct.losses import dorm
 
@@ -42,7 +42,7 @@ def test_mwta_cutoff_follows_the_paper():
 @pytest.mark.parametrize("name", ["ndcg@10", "wta", "mrr", "precision@5", "mwta", "eru", "dcg@10"])
 def test_training_converges_and_skips_flat_queries(name):
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
-    loss, opts = losses.lookup(name)
+    loss, opts = api.resolve_loss(name)
     problem = loss.build(train_set, opts)
     flat = sum(1 for lo, hi in zip(train_set.qptr[:-1], train_set.qptr[1:]) if np.all(train_set.y[lo:hi] == train_set.y[lo]))
     assert problem.skipped >= flat and problem.n + problem.skipped == train_set.n_examples
@@ -56,7 +56,7 @@ def test_training_converges_and_skips_flat_queries(name):
 def test_ndcg_training_beats_random_scores_on_the_test_part():
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     test_set = data.read_svmlight(str(SMALL / "test.txt"), n_features=train_set.n_features)
-    loss, opts = losses.lookup("ndcg@10")
+    loss, opts = api.resolve_loss("ndcg@10")
     problem = loss.build(train_set, opts)
     result = train.train(problem, 100.0, 0.001)
     trained = model.from_training(loss, opts, train_set, problem, result, 100.0, 0.001)
@@ -82,7 +82,7 @@ def test_training_does_not_depend_on_the_order_of_documents_in_a_query(name):
     """Documents of equal grade are interchangeable: shuffling the lines inside every query gives the
     same model (to round-off), not merely one within the solver's tolerance."""
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
-    loss, opts = losses.lookup(name)
+    loss, opts = api.resolve_loss(name)
     results = [train.train(loss.build(ds, opts), 10.0, 0.001)
                for ds in (train_set, shuffled_within_queries(train_set, 1), shuffled_within_queries(train_set, 2))]
     for other in results[1:]:
@@ -94,7 +94,7 @@ def test_training_does_not_depend_on_the_order_of_documents_in_a_query(name):
 def test_ndcg_model_is_not_degenerate():
     """The slack at the optimum is well below its value at w = 0: the model ranks (issue: xi ~ 1, |w| ~ 0)."""
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
-    loss, opts = losses.lookup("ndcg@10")
+    loss, opts = api.resolve_loss("ndcg@10")
     problem = loss.build(train_set, opts)
     result = train.train(problem, 10.0, 0.001)
     xi_at_zero = problem.most_violated(np.zeros(train_set.n_docs))[1] / problem.n
@@ -106,7 +106,7 @@ def test_ndcg_model_is_not_degenerate():
 def test_latent_outer_steps_never_increase_the_objective():
     """CCCP: the objective at the end of each outer step (target fixed, loop converged) does not increase."""
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
-    loss, opts = losses.lookup("ndcg@10")
+    loss, opts = api.resolve_loss("ndcg@10")
     result = train.train(loss.build(train_set, opts), 10.0, 0.001)
     ends = [row["primal"] for row in result.history if row["violation"] <= 0.001]
     assert len(ends) == result.outer_steps + 1
@@ -115,7 +115,7 @@ def test_latent_outer_steps_never_increase_the_objective():
 
 def test_mrr_loss_is_one_minus_the_reciprocal_rank_eval_reports():
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
-    loss, opts = losses.lookup("mrr")
+    loss, opts = api.resolve_loss("mrr")
     problem = loss.build(train_set, opts)
     rng = np.random.default_rng(5)
     scores = rng.normal(size=train_set.n_docs)

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from conftest import need_shared, REFERENCE
-from svmstruct import model
-from svmstruct.errors import InputError
+from svmstruct import io, model
+from svmstruct.errors import InputError, OutputError
 
 
 def sample_model():
@@ -44,14 +44,14 @@ def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
 def test_atomic_write_keeps_the_old_file_until_the_rename(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old\n")
-    model.atomic_write(str(target), "new\n")
+    io.atomic_write(str(target), "new\n")
     assert target.read_text() == "new\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
 
 
-def test_write_into_missing_directory_is_an_input_error(tmp_path):
-    with pytest.raises(InputError, match="cannot write"):
-        model.atomic_write(str(tmp_path / "nope" / "m.model"), "x")
+def test_write_into_missing_directory_is_an_output_error(tmp_path):
+    with pytest.raises(OutputError, match="cannot write"):
+        io.atomic_write(str(tmp_path / "nope" / "m.model"), "x")
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from conftest import DATA, need_shared
-from svmstruct import data, losses, train
+from svmstruct import api, data, train
 from svmstruct.errors import InputError
 from pathlib import Path
 
@@ -11,8 +11,7 @@ SMALL = Path(__file__).resolve().parents[1] / "data" / "mq2008-small" / "train.t
 
 
 def build(name, dataset, **opts):
-    loss, name_opts = losses.lookup(name)
-    return loss.build(dataset, {"bias": 1.0, **opts, **name_opts})
+    return api.problem(dataset, name, **opts)
 
 
 def test_per_query_error_rate_objective_is_the_average_of_per_query_hinge_sums():

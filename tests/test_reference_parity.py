@@ -1,4 +1,4 @@
-"""Parity with the original C programs on every shared reference run (DESIGN.md section 4).
+"""Parity with the original C programs on every shared reference run (README, "Conventions").
 
 Objective: where the original converged tightly (its duality gap under 0.1%), our primal objective is
 within 0.1% of its pval. Where it did not (corn-perf-f1-c1 stopped with a QP KKT error of 49.7; the
@@ -11,32 +11,9 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from conftest import need_shared, REFERENCE
-from reference_cases import all_cases, case
-from svmstruct import data, losses, measures, model, train
-
-
-def train_case(c):
-    dataset = data.read_svmlight(str(c.train[0])) if len(c.train) == 1 else concatenated(c.train)
-    loss, name_opts = losses.lookup(c.loss)
-    opts = {"bias": 1.0, **name_opts}
-    problem = loss.build(dataset, opts)
-    result = train.train(problem, c.C, c.epsilon)
-    return model.from_training(loss, opts, dataset, problem, result, c.C, c.epsilon), result
-
-
-def concatenated(paths):
-    import tempfile
-
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        for p in paths:
-            f.write(p.read_text())
-    return data.read_svmlight(f.name)
-
-
-def classify_log(name):
-    text = (REFERENCE / f"{name}.classify.log").read_text()
-    return {k: float(v) for k, v in re.findall(r"^(Accuracy|F1|PRBEP)\s*:\s*([\d.]+)", text, re.M)}
+from conftest import need_shared
+from reference import all_cases, case, certified_weight_distance, train_case
+from svmstruct import data, model
 
 
 CASES = all_cases()
@@ -48,22 +25,6 @@ CASES = all_cases()
 # scripts/parity_report.py.
 LOOSE_RANKING = {"corn-perf-err-c1", "corn-perf-f1-c1", "corn-perf-prbep-c1", "corn-perf-preck-c1",
                  "corn-perf-reck-c1", "corn-perf-err-c10000"}
-
-
-def certified_weight_distance(c, trained, result):
-    """(|w_ours - w_ref|, sqrt(2 gap_ours) + sqrt(2 gap_ref)) over all weights, bias weight included.
-
-    The primal objective is 1-strongly convex, so a w whose primal exceeds a dual value by g lies within
-    sqrt(2 g) of the unique optimum: two correct runs are at most the sum apart."""
-    reference = model.load_model(str(c.model))
-    width = max(len(trained.w), len(reference.w))
-    ours, theirs = np.zeros(width + 1), np.zeros(width + 1)
-    ours[: len(trained.w)] = trained.w
-    theirs[: len(reference.w)] = reference.w
-    if "-perf-" in c.name:  # svm_perf folds the bias weight into b = -w_bias (bias feature 1)
-        ours[-1], theirs[-1] = -trained.threshold, -reference.threshold
-    bound = np.sqrt(2 * max(result.primal - result.dual, 0)) + np.sqrt(2 * max(c.pval - c.dval, 0))
-    return float(np.linalg.norm(ours - theirs)), float(bound)
 
 
 @pytest.mark.slow

@@ -42,9 +42,9 @@ def test_converged_means_a_certified_gap(scale):
     """Item 1 of the robustness issue: with large feature values every alpha is tiny; the run must not
     prune its working set to nothing and call itself converged. Whatever the scale, `converged` implies
     primal - dual <= C * epsilon, and a run that cannot get there says so."""
-    from svmstruct import losses
+    from svmstruct import api
 
-    loss, opts = losses.lookup("pairs")
+    loss, opts = api.resolve_loss("pairs")
     problem = loss.build(_ranking_data(scale), opts)
     result = train.train(problem, 1e4, 0.001, max_iterations=400)
     eps = 0.001 * problem.epsilon_scale
@@ -63,7 +63,7 @@ def test_overflowing_features_raise_a_numerical_error_at_once():
 
     import scipy.sparse as sp
 
-    from svmstruct import data, losses
+    from svmstruct import api, data
     from svmstruct.errors import NumericalError
 
     X = sp.csr_matrix(np.array([[1e200, 1.0, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]))
@@ -72,7 +72,7 @@ def test_overflowing_features_raise_a_numerical_error_at_once():
         docids.append(f"d{i}")
     ds = data.Dataset(X, np.array([1.0, -1.0, 1.0, -1.0]), np.zeros(4, dtype=np.int64), np.array([0, 4]),
                       docids.freeze(), np.arange(1, 5), "t", False)
-    loss, opts = losses.lookup("errorrate")
+    loss, opts = api.resolve_loss("errorrate")
     start = time.perf_counter()
     with pytest.raises(NumericalError, match="overflows"):
         train.train(loss.build(ds, {"bias": 1.0}), 1.0, 0.1)

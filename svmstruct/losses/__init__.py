@@ -1,37 +1,57 @@
-"""Loss families and the registry: the one extension point (DESIGN.md section 2).
+"""The registry of losses: the one extension point (docs/ARCHITECTURE.md, "Adding a loss").
 
-A loss family is a module that turns a Dataset into a svmstruct.problem.TrainingProblem (the design
-matrix, the number of examples and the most-violated-constraint oracle).
-
-Adding a loss = one module with a build function + one line in REGISTRY below.
+A loss family is a module with a list LOSSES of svmstruct.losses.base.Loss values; FAMILIES below names
+them. Family modules import svmstruct.losses.base, never this package, so there is no import cycle.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from types import ModuleType
 
 from svmstruct.errors import InputError
-from svmstruct.problem import TrainingProblem  # noqa: F401  (re-exported for the loss modules)
+from svmstruct.losses import div, dorm, perf, rank, svmmap
+from svmstruct.losses.base import Loss
+from svmstruct.options import Option
+
+FAMILIES: list[ModuleType] = [perf, rank, svmmap, dorm, div]
+
+REGISTRY: dict[str, Loss] = {}
 
 
-@dataclass(frozen=True)
-class Loss:
-    name: str  # canonical name written to the model file
-    aliases: tuple  # other accepted spellings, e.g. svm_perf's numeric -l code
-    family: str  # perf | rank | map | dorm | div
-    summary: str  # one line for --help and the README
-    build: Callable  # build(data: Dataset, opts: dict) -> TrainingProblem
-    default_epsilon: float
+def register(family: ModuleType) -> None:
+    """Add a family module's LOSSES (names and aliases must be new; an option flag shared with another
+    loss must be declared alike)."""
+    known = {alias for loss in REGISTRY.values() for alias in (loss.name, *loss.aliases)}
+    for loss in family.LOSSES:
+        clash = {loss.name, *loss.aliases} & known
+        if clash:
+            raise ValueError(f"loss {loss.name}: name {sorted(clash)[0]} is already registered")
+        REGISTRY[loss.name] = loss
+        known |= {loss.name, *loss.aliases}
+    all_options()  # a conflicting declaration fails here, at registration
 
 
-def _registry() -> dict:
-    from svmstruct.losses import div, dorm, perf, rank
+def unregister(family: ModuleType) -> None:
+    """Remove a family's losses again (tests that register a toy loss)."""
+    for loss in family.LOSSES:
+        REGISTRY.pop(loss.name, None)
 
-    losses = [*perf.LOSSES, *rank.LOSSES, *dorm.LOSSES, *div.LOSSES]
-    return {loss.name: loss for loss in losses}
+
+def all_options() -> dict[str, Option]:
+    """Every option of every registered loss, by keyword (the CLI generates its flags from these)."""
+    out: dict[str, Option] = {}
+    for loss in REGISTRY.values():
+        for option in loss.options:
+            seen = out.get(option.name)
+            if seen is None:
+                out[option.name] = option
+            elif (seen.flags, seen.kind) != (option.flags, option.kind):
+                raise ValueError(f"option {option.name} is declared as {seen.flags} {seen.kind} and as "
+                                 f"{option.flags} {option.kind}")
+    return out
 
 
-REGISTRY: dict = _registry()
+for _family in FAMILIES:
+    register(_family)
 
 
 def lookup(name: str) -> tuple[Loss, dict]:
@@ -48,5 +68,5 @@ def lookup(name: str) -> tuple[Loss, dict]:
         for loss in REGISTRY.values():
             if base + "@k" == loss.name or base + "@k" in loss.aliases:
                 return loss, {"k": int(k)}
-    known = ", ".join(f"{l.name} ({'/'.join(l.aliases)})" if l.aliases else l.name for l in REGISTRY.values())
+    known = ", ".join(f"{x.name} ({'/'.join(x.aliases)})" if x.aliases else x.name for x in REGISTRY.values())
     raise InputError(f"unknown loss '{name}'; known losses: {known}")

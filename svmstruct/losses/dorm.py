@@ -25,8 +25,10 @@ from __future__ import annotations
 import numpy as np
 
 from svmstruct.errors import InputError
-from svmstruct.losses import Loss, TrainingProblem
 from svmstruct.losses import dorm_oracles
+from svmstruct.losses.base import Loss
+from svmstruct.options import K, REL_THRESHOLD, Option, above
+from svmstruct.problem import TrainingProblem
 
 
 def position_weights(spec: str, l: int) -> np.ndarray:
@@ -45,6 +47,24 @@ def position_weights(spec: str, l: int) -> np.ndarray:
     if spec == "loglog":
         return 1.0 / np.log(np.log(i + 2))
     raise InputError(f"unknown --position-weights '{spec}' (pow:D, log, loglog)")
+
+
+def _check_position_weights(spec: str) -> str | None:
+    try:
+        position_weights(spec, 2)
+    except InputError as e:
+        return e.message.replace(f"--position-weights {spec}", "").replace(f" '{spec}'", "").strip()
+    return None
+
+
+POSITION_WEIGHTS = Option("position_weights", ("--position-weights",), "str",
+                          "the decreasing position weights c of Psi: pow:D ((i+1)^-D), log (1/ln(i+2)) or loglog "
+                          "(1/ln ln(i+2))", default="pow:0.5", check=_check_position_weights, metavar="W")
+ERU_ALPHA = Option("eru_alpha", ("--eru-alpha",), "float", "the viewing half-life alpha of ERU", default=5.0,
+                   check=above(1.0), metavar="A")
+ERU_NEUTRAL = Option("eru_neutral", ("--eru-neutral",), "float", "the neutral vote d of ERU", default=0.0,
+                     metavar="D")
+CUTOFF = K.but(default=10, help="the cut-off k of the measure (also -l ndcg@5)")
 
 
 def _ideal_order(labels: np.ndarray) -> np.ndarray:
@@ -85,8 +105,6 @@ def measure_vectors(name: str, labels: np.ndarray, k: int, alpha: float, neutral
         a[0] = 1.0
         b = (labels == labels.max()).astype(float)
     elif name == "eru":
-        if alpha <= 1:
-            raise InputError(f"--eru-alpha (the viewing half-life) must be > 1, got {alpha}")
         a = 2.0 ** (-np.arange(l) / (alpha - 1.0))
         b = np.maximum(labels - neutral, 0.0)
         best = float(a @ b[_ideal_order(labels)])
@@ -122,8 +140,6 @@ def most_violated_ranking(g, a, b, c, plan=None):
 
 def _builder(name: str):
     def build(data, opts: dict) -> TrainingProblem:
-        if not data.has_qid:
-            raise InputError("ranking losses need qid:<id> on every line", data.path)
         k = int(opts.get("k") or 10)
         spec = opts.get("position_weights") or "pow:0.5"
         alpha = float(opts.get("eru_alpha") or 5.0)
@@ -173,13 +189,27 @@ def _builder(name: str):
     return build
 
 
+def _dorm(name, aliases, summary, measure, extra=()):
+    return Loss(name, aliases, "dorm", summary, _builder(name), 0.001, options=(*extra, POSITION_WEIGHTS),
+                output="ranking", measure=measure, needs_qid=True)
+
+
+def _eru_measure(opts: dict) -> str:
+    if opts["eru_alpha"] == 5.0 and opts["eru_neutral"] == 0.0:
+        return "eru"
+    return f"eru:{opts['eru_alpha']:g}:{opts['eru_neutral']:g}"
+
+
 LOSSES = [
-    Loss("ndcg@k", ("ndcg",), "dorm", "1 - NDCG@k, gain 2^label - 1 (DORM, Le & Smola eq. 14)", _builder("ndcg@k"), 0.001),
-    Loss("dcg@k", ("dcg",), "dorm", "DCG@k of the ideal minus DCG@k (DORM)", _builder("dcg@k"), 0.001),
-    Loss("precision@k", ("dorm-prec",), "dorm", "1 - positional Precision@k (DORM eq. 15)", _builder("precision@k"), 0.001),
-    Loss("mrr", (), "dorm", "1 - reciprocal rank of the first relevant document (DORM eq. 10)", _builder("mrr"), 0.001),
-    Loss("wta", (), "dorm", "1 - winner takes all: top document of the highest grade (DORM eq. 9)", _builder("wta"), 0.001),
-    Loss("mwta", (), "dorm", "1 - NDCG at the paper's adaptive truncation for WTA (DORM section 6.4)", _builder("mwta"), 0.001),
-    Loss("eru", (), "dorm", "1 - normalised expected rank utility (DORM eq. 16, --eru-alpha, --eru-neutral)",
-         _builder("eru"), 0.001),
+    _dorm("ndcg@k", ("ndcg",), "1 - NDCG@k, gain 2^label - 1 (DORM, Le & Smola eq. 14)",
+          lambda o: f"ndcg@{o['k']}", (CUTOFF,)),
+    _dorm("dcg@k", ("dcg",), "DCG@k of the ideal minus DCG@k (DORM)", lambda o: f"dcg@{o['k']}", (CUTOFF,)),
+    _dorm("precision@k", ("dorm-prec",), "1 - positional Precision@k (DORM eq. 15)", lambda o: f"p@{o['k']}",
+          (CUTOFF, REL_THRESHOLD)),
+    _dorm("mrr", (), "1 - reciprocal rank of the first relevant document (DORM eq. 10)", lambda o: "mrr",
+          (REL_THRESHOLD,)),
+    _dorm("wta", (), "1 - winner takes all: top document of the highest grade (DORM eq. 9)", lambda o: "wta"),
+    _dorm("mwta", (), "1 - NDCG at the paper's adaptive truncation for WTA (DORM section 6.4)", lambda o: "wta"),
+    _dorm("eru", (), "1 - normalised expected rank utility (DORM eq. 16, --eru-alpha, --eru-neutral)", _eru_measure,
+          (ERU_ALPHA, ERU_NEUTRAL)),
 ]

@@ -12,8 +12,20 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmstruct.errors import InputError
-from svmstruct.losses import Loss, TrainingProblem
 from svmstruct.losses import perf_oracles as po
+from svmstruct.losses.base import Loss
+from svmstruct.options import K, REL_THRESHOLD, Option, above, at_least
+from svmstruct.problem import TrainingProblem
+
+BIAS = Option("bias", ("--b",), "float", "value of the constant feature appended to every document (svm_perf --b; "
+              "0: no bias); its weight is regularised and becomes the threshold", default=1.0, metavar="B")
+P = Option("p", ("--p",), "float", "k = P * #pos (svm_perf --p; 0: 0.5 for prec@k, 2 for rec@k)", default=0.0,
+           check=at_least(0.0), metavar="P")
+BETA = Option("beta", ("--beta",), "float", "the beta of F-beta", default=1.0, check=above(0.0), metavar="B")
+PER_QUERY = Option("per_query", ("--per-query",), "flag",
+                   "every qid is an example and the loss is averaged over queries", default=False)
+ABSOLUTE_K = K.but(help="an absolute k instead of --p (also -l prec@10)")
+COMMON = (BIAS, PER_QUERY, REL_THRESHOLD)
 
 
 def binary_labels(y: np.ndarray, threshold: float = 0.0) -> np.ndarray:
@@ -35,11 +47,11 @@ def _k_fraction(code: int, p: float) -> float:
     """svm_perf's --p: k = p * #pos; 0 means 0.5 for Prec@k and 2 for Rec@k."""
     if code == po.PREC_K:
         if p > 1:
-            raise InputError(f"--p for Prec@k must not be larger than 1, got {p}")
+            raise InputError(f"--p for prec@k must not be larger than 1, got {p:g}")
         return p or 0.5
     if code == po.REC_K:
         if 0 < p < 1:
-            raise InputError(f"--p for Rec@k must not be smaller than 1, got {p}")
+            raise InputError(f"--p for rec@k must not be smaller than 1, got {p:g}")
         return p or 2.0
     return 0.0
 
@@ -48,8 +60,6 @@ def _builder(code: int):
     def build(data, opts: dict) -> TrainingProblem:
         bias = float(opts.get("bias", 1.0))
         beta = float(opts.get("beta") or 1.0)
-        if beta <= 0:
-            raise InputError(f"--beta must be positive, got {beta}")
         k_abs = int(opts.get("k") or 0)
         frac = _k_fraction(code, float(opts.get("p") or 0.0))
         y = binary_labels(data.y, float(opts.get("rel_threshold") or 0.0))
@@ -88,19 +98,29 @@ def _builder(code: int):
     return build
 
 
+def _k_measure(prefix: str):
+    """p@K / recall_K with an absolute k; with --p (k relative to #pos) the nearest eval measure is PRBEP."""
+    return lambda opts: f"{prefix}{opts['k']}" if opts.get("k") else "prbep"
+
+
+def _perf(name, aliases, summary, code, measure, extra=()):
+    return Loss(name, aliases, "perf", summary, _builder(code), 0.1, options=(*extra, *COMMON),
+                output="ranking" if code == po.AVGPREC else "labeling", measure=measure)
+
+
 LOSSES = [
-    Loss("zeroone", ("0",), "perf", "zero/one loss of the whole labeling (svm_perf -l 0)", _builder(po.ZEROONE), 0.1),
-    Loss("f1", ("1", "fbeta"), "perf", "100 - F-beta in percent (beta from --beta, default 1; svm_perf -l 1)",
-         _builder(po.FBETA), 0.1),
-    Loss("errorrate", ("2", "error"), "perf", "error rate in percent (svm_perf -l 2)", _builder(po.ERRORRATE), 0.1),
-    Loss("prbep", ("3",), "perf", "100 - precision/recall break-even point in percent (svm_perf -l 3)",
-         _builder(po.PRBEP), 0.1),
-    Loss("prec@k", ("4", "prec"), "perf", "100 - precision at k in percent, k = --p * #pos or prec@K (svm_perf -l 4)",
-         _builder(po.PREC_K), 0.1),
-    Loss("rec@k", ("5", "rec"), "perf", "100 - recall at k in percent, k = --p * #pos or rec@K (svm_perf -l 5)",
-         _builder(po.REC_K), 0.1),
-    Loss("rocarea", ("10", "roc"), "perf", "100 - ROC area in percent: swapped pos/neg pairs (svm_perf -l 10)",
-         _builder(po.ROCAREA), 0.1),
-    Loss("avgprec", ("11",), "perf", "100 - average precision in percent (svm_perf -l 11, exact oracle)",
-         _builder(po.AVGPREC), 0.1),
+    _perf("zeroone", ("0",), "zero/one loss of the whole labeling (svm_perf -l 0)", po.ZEROONE, lambda o: "accuracy"),
+    _perf("f1", ("1", "fbeta"), "100 - F-beta in percent (beta from --beta, default 1; svm_perf -l 1)", po.FBETA,
+          lambda o: "f1" if o["beta"] == 1 else f"fbeta{o['beta']:g}", (BETA,)),
+    _perf("errorrate", ("2", "error"), "error rate in percent (svm_perf -l 2)", po.ERRORRATE, lambda o: "accuracy"),
+    _perf("prbep", ("3",), "100 - precision/recall break-even point in percent (svm_perf -l 3)", po.PRBEP,
+          lambda o: "prbep"),
+    _perf("prec@k", ("4", "prec"), "100 - precision at k in percent, k = --p * #pos or prec@K (svm_perf -l 4)",
+          po.PREC_K, _k_measure("p@"), (P, ABSOLUTE_K)),
+    _perf("rec@k", ("5", "rec"), "100 - recall at k in percent, k = --p * #pos or rec@K (svm_perf -l 5)",
+          po.REC_K, _k_measure("recall_"), (P, ABSOLUTE_K)),
+    _perf("rocarea", ("10", "roc"), "100 - ROC area in percent: swapped pos/neg pairs (svm_perf -l 10)", po.ROCAREA,
+          lambda o: "rocarea"),
+    _perf("avgprec", ("11",), "100 - average precision in percent (svm_perf -l 11, exact oracle)", po.AVGPREC,
+          lambda o: "avgprec"),
 ]

@@ -1,0 +1,76 @@
+"""The loss contract: what a loss declares so that the trainer, the CLI, the Python API and the tests can
+use it without knowing it by name (docs/ARCHITECTURE.md walks through adding one).
+
+A loss is a `Loss` value listed in its family module's LOSSES; svmstruct/losses/__init__.py lists the
+family modules. It declares
+- its names (canonical, aliases such as svm_perf's numeric codes) and default epsilon;
+- its options (svmstruct.options.Option: typed, checked, with defaults), the only ones it accepts;
+- `build(dataset, opts) -> TrainingProblem`: the design matrix, n and the oracle (svmstruct.problem);
+- `output`: what the oracle maximises over, for the generic exhaustive tests: "labeling" (one binary
+  variable per document or per pair), "ranking" (a permutation) or "subset" (K documents);
+- `measure(opts)`: the `eval` measure the loss stands for (C selection, the estimators' score);
+- how `classify` writes a model's output: scores by default, or `predict(model, dataset, fmt, tag)`
+  with its own `formats` (SVM-div's selected subsets).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from svmstruct.options import Option, UsageError
+
+SCORE_FORMATS = ("scores", "trec")
+
+
+@dataclass(frozen=True)
+class Loss:
+    name: str  # canonical name written to the model file
+    aliases: tuple  # other accepted spellings, e.g. svm_perf's numeric -l code
+    family: str  # perf | rank | map | dorm | div | ... (grouping in `svmstruct losses` and the README)
+    summary: str  # one line for `svmstruct losses` and --help
+    build: Callable[..., Any]  # build(dataset, opts: dict) -> TrainingProblem
+    default_epsilon: float
+    options: tuple = ()  # Option declarations of the options this loss takes
+    output: str = "ranking"  # labeling | ranking | subset (see the module docstring)
+    measure: Callable[[dict], str] | None = None  # the eval measure of a trained model (opts -> name)
+    predict: Callable[..., str] | None = None  # predict(model, dataset, fmt, tag) -> text; None: scores
+    formats: tuple = SCORE_FORMATS  # classify --format values; the first is the default
+    needs_qid: bool = False  # every line must have qid:<id> (the examples are queries / candidate sets)
+
+    def option(self, name: str) -> Option | None:
+        return next((o for o in self.options if o.name == name), None)
+
+    def resolve(self, given: dict, implied: dict | None = None, spelling: Callable[[str], str] | None = None) -> dict:
+        """The loss's options: parsed and checked values for the ones given, defaults for the rest.
+
+        `given` holds the user's values (None or False = not given); an option the loss does not take is
+        a UsageError, as is one that contradicts `implied` (set by the loss's name: k of ndcg@10) or a
+        required option left out. `spelling(name)` names an option in messages (the CLI: its flag).
+        """
+        implied = implied or {}
+        spell = spelling or (lambda name: f"option '{name}'")
+        opts = {o.name: o.default for o in self.options}
+        for name, value in given.items():
+            if value is None or value is False:
+                continue
+            option = self.option(name)
+            if option is None:
+                raise UsageError(f"{spell(name)} does not apply to loss {self.name}" + self._takes(spell))
+            parsed = option.parse(value)
+            if name in implied and parsed != implied[name]:
+                raise UsageError(f"{spell(name)} {value} contradicts loss {self.name} with {name} {implied[name]}")
+            opts[name] = parsed
+        opts.update(implied)
+        for option in self.options:
+            if option.required and opts.get(option.name) is None:
+                raise UsageError(f"loss {self.name} needs {spell(option.name)}: {option.help}")
+        return opts
+
+    def _takes(self, spell: Callable[[str], str]) -> str:
+        names = ", ".join(spell(o.name) for o in self.options)
+        return f" (it takes {names})" if names else " (it takes no loss options)"
+
+
+def measure_name(loss: Loss, opts: dict) -> str | None:
+    """The eval measure of the loss with these options (None if it has none)."""
+    return loss.measure(opts) if loss.measure else None

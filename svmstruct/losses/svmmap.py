@@ -1,0 +1,36 @@
+"""SVM-map (Yue, Finley, Radlinski & Joachims 2007): examples are queries, Delta = 1 - AP.
+
+Psi(x, y) = 1/(|C+||C-|) sum_{i in C+} sum_{j in C-} y_ij (x_i - x_j) (the paper's eq. 4), relevant =
+label > rel_threshold; queries without a relevant or without a non-relevant document are skipped and
+counted. The oracle (map_oracles) is exact in O(n log n) per query.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from svmstruct.errors import InputError
+from svmstruct.losses.base import Loss
+from svmstruct.losses.map_oracles import map_most_violated
+from svmstruct.options import REL_THRESHOLD
+from svmstruct.problem import TrainingProblem
+
+
+def build(data, opts: dict) -> TrainingProblem:
+    qptr = data.qptr
+    relevant = np.where(data.y > float(opts.get("rel_threshold") or 0.0), 1.0, -1.0)
+    pos = np.add.reduceat(relevant > 0, qptr[:-1])
+    used = (pos > 0) & (pos < np.diff(qptr))
+    if not used.any():
+        raise InputError("no query has both relevant and non-relevant documents", data.path)
+
+    def most_violated(scores):
+        return map_most_violated(relevant, scores, qptr)
+
+    return TrainingProblem(data.X, int(used.sum()), most_violated, skipped=int((~used).sum()),
+                           info={"queries": len(used), "relevant": int(pos.sum())})
+
+
+LOSSES = [
+    Loss("map", ("svmmap",), "map", "1 - average precision per query (SVM-map, Yue et al. 2007)", build, 0.001,
+         options=(REL_THRESHOLD,), output="ranking", measure=lambda o: "map", needs_qid=True),
+]
