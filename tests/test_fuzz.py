@@ -6,16 +6,17 @@ the line, never another exception, never a hang, never silent acceptance or a si
 
 Round trips generate valid files with their intended contents; mutations corrupt them and compare the
 reader with a small, strict reference parser written here from the README grammar.
-Failures found are pinned as separate xfail(strict=True) regression tests at the end of the file; the
-property tests skip (hypothesis.reject) only examples whose outcome matches one of those known failures,
-see KNOWN_* below.
+Failures found are pinned as separate xfail(strict=True) regression tests (test_known_*) at the end of the
+file. So that the properties keep running, they skip (hypothesis.reject) the examples whose outcome matches
+one of those known failures (known_data_failure, known_model_failure), and three known patterns are left
+out of the generators (comments KNOWN_BUFFER, KNOWN_COST, KNOWN_NEGZERO, plus the dense-layout test).
 """
 from __future__ import annotations
 
 import gzip
 import io
-import os
 import math
+import os
 import re
 import struct
 import sys
@@ -390,6 +391,10 @@ def ref_parse(raw: bytes, limits: list):
     return rows, limits
 
 
+# errors read_svmlight reports after reading every line (the reference, line by line, reports a bad token first)
+WHOLE_FILE_CHECKS = ("either every line has a qid or none has", "reappears after another qid")
+
+
 def known_data_failure(raw, exc, ref):
     """The name of a known failure (regression test below) that this outcome matches, else None."""
     if isinstance(exc, IndexError) and "out of bounds" in str(exc):
@@ -399,8 +404,10 @@ def known_data_failure(raw, exc, ref):
     if isinstance(exc, InputError) and ("is not a number" in exc.message or "is not finite" in exc.message) \
             and exc.line in (None, 0):
         return "partial-row fallback: line 0 / no line"
-    if isinstance(ref, Reject) and ref.kind == "float()-only number" and (exc is None or exc.line != ref.line):
-        return "float()-only spellings accepted"  # accepted, so the reader stops at a later line or not at all
+    if isinstance(ref, Reject) and ref.kind == "float()-only number" and (
+            exc is None or (exc.line or 0) > ref.line or any(m in exc.message for m in WHOLE_FILE_CHECKS)):
+        # the token was accepted, so the reader stops at a later line, at a whole-file qid check, or not at all
+        return "float()-only spellings accepted"
     if isinstance(exc, InputError) and exc.message.startswith("bad sid/cost token '"):
         value = exc.message[len("bad sid/cost token '"):-1].partition(":")[2].encode("utf-8", "surrogateescape")
         if NUM.fullmatch(value) and math.isfinite(float(value)):  # a valid number outside the fast path
