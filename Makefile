@@ -7,7 +7,7 @@ OUT    ?= out
 SHARED ?= ../shared
 DEMO   := data/mq2008-small
 
-.PHONY: install demo test test-fast clean
+.PHONY: install demo test test-fast lint clean
 
 # Create the virtual environment and install svmstruct with its test extras (re-run when pyproject changes).
 $(VENV)/.installed: pyproject.toml
@@ -30,11 +30,16 @@ demo: install
 	@echo "== map vs rocarea vs errorrate (wins/losses per query, Wilcoxon)"
 	@$(SVM) eval -m map -m ndcg@10 -m P_10 -m rocarea $(DEMO)/test.txt $(OUT)/demo/map.pred $(OUT)/demo/rocarea.pred $(OUT)/demo/errorrate.pred
 
-# The whole suite, including the parity tests against ../shared/reference (skipped if it is absent).
-# pytest's exit code 5 (no test collected) is a failure here, reported as such.
-test: install
+# The linters, then the whole suite, including the parity tests against ../shared/reference (skipped if it
+# is absent). pytest's exit code 5 (no test collected) is a failure here, reported as such.
+test: install lint
 	@$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: no tests were collected" >&2; exit 1; fi; exit $$rc
+
+# ruff (pyflakes, pycodestyle, isort, bugbear) over everything, mypy over the package
+lint: install
+	$(BIN)/ruff check svmstruct tests scripts
+	$(BIN)/mypy
 
 # Without the slow reference-training tests.
 test-fast: install

@@ -33,7 +33,8 @@ def main():
         raise SystemExit(f"error: no svm_perf reference case matches '{args.only}'")
     print(f"{'case':<26} {'ref pval':>12} {'our pval':>12} {'rel.diff':>9} {'ref s':>7} {'our s':>7} {'ratio':>6}")
     with tempfile.TemporaryDirectory() as tmp:
-        warm = [sys.executable, "-m", "svmstruct", "learn", "-v", "0", "-l", "rocarea", str(ROOT / "data/mq2008-small/train.txt"), f"{tmp}/warm"]
+        warm = [sys.executable, "-m", "svmstruct", "learn", "-v", "0", "-l", "rocarea",
+                str(ROOT / "data/mq2008-small/train.txt"), f"{tmp}/warm"]
         subprocess.run(warm, check=True)
         for name in names:
             c = case(name)
@@ -47,7 +48,8 @@ def main():
                 if run.returncode != 0:
                     sys.exit(f"{name}: {run.stderr}")
             pval = float(re.search(r"pval=([-\d.eE+]+)", run.stderr).group(1))
-            print(f"{name:<26} {c.pval:12.5f} {pval:12.5f} {(pval - c.pval) / c.pval:+9.2e} {c.wall_s:7.2f} {best:7.2f} "
+            print(f"{name:<26} {c.pval:12.5f} {pval:12.5f} {(pval - c.pval) / c.pval:+9.2e} {c.wall_s:7.2f} "
+                  f"{best:7.2f} "
                   f"{best / c.wall_s:6.2f}", flush=True)
 
 

@@ -49,7 +49,8 @@ def main():
     ref_wall = int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
     ref_rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", ref_time).group(1)) / 1024
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [str(Path(sys.executable).parent / "svmstruct"), "learn", "-l", "pairs", "-c", "1", "--float32", "--dense",
+        cmd = [str(Path(sys.executable).parent / "svmstruct"), "learn", "-l", "pairs", "-c", "1", "--float32",
+               "--dense",
                "-v", "1", str(data), f"{tmp}/synth.model"]
         time_v(cmd[:-2] + ["-#", "1", str(ROOT / "data/mq2008-small/train.txt"), f"{tmp}/warm.model"])  # numba cache
         log, wall, rss = time_v(cmd)

@@ -10,17 +10,17 @@ Usage: python scripts/exp_div.py [--out exp/div] [--support 30,2000] [--quick]
 """
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from experiment import subset  # noqa: E402
-
 from svmstruct import api, data  # noqa: E402
-from svmstruct.diversity import baselines, features, measures, qrels as qrels_io  # noqa: E402
+from svmstruct.diversity import baselines, features, measures  # noqa: E402
+from svmstruct.diversity import qrels as qrels_io
 from svmstruct.losses import div  # noqa: E402
+
+from experiment import subset  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 GRID = [0.1, 1, 10]

@@ -9,8 +9,6 @@ Usage: python scripts/parity_report.py [--shared ../shared] [--only SUBSTRING]
 import argparse
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -21,14 +19,16 @@ def main():
     args = parser.parse_args()
     from scipy.stats import spearmanr
 
+    from svmstruct import data, measures, model
+
     import reference
     from reference import all_cases, case, certified_weight_distance, classify_log, train_case
-    from svmstruct import data, measures, model
 
     reference.use_shared(args.shared)
     reference.require_shared()
 
-    print("| case | pval ours | pval ref | rel. diff | ‖Δw‖ | certified bound | Spearman | acc ours/ref | F1 ours/ref | PRBEP ours/ref |")
+    print("| case | pval ours | pval ref | rel. diff | ‖Δw‖ | certified bound | Spearman | acc ours/ref | F1 ours/ref "
+          "| PRBEP ours/ref |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     names = [name for name in all_cases() if args.only in name]
     if not names:
@@ -40,7 +40,8 @@ def main():
         test = data.read_svmlight(str(c.test))
         scores = model.score(trained, test)
         rho = spearmanr(scores, c.pred).statistic
-        row = f"| {name} | {result.primal:.5f} | {c.pval:.5f} | {(result.primal - c.pval) / c.pval:+.1e} | {distance:.4f} | {bound:.4f} | {rho:.4f} |"
+        row = (f"| {name} | {result.primal:.5f} | {c.pval:.5f} | {(result.primal - c.pval) / c.pval:+.1e} | "
+               f"{distance:.4f} | {bound:.4f} | {rho:.4f} |")
         if "-perf-" in name:
             ref = classify_log(name)
             ours = {"Accuracy": measures.accuracy(test.y, scores, 0.0), "F1": measures.fbeta(1.0)(test.y, scores, 0.0),

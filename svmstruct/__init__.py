@@ -1,4 +1,17 @@
-"""svmstruct: structural SVMs trained with the 1-slack cutting-plane algorithm."""
+"""svmstruct: structural SVMs trained with the 1-slack cutting-plane algorithm.
+
+The Python API (README, "Python API"):
+
+    import svmstruct
+    train = svmstruct.read_svmlight("train.txt")
+    model = svmstruct.fit(train, loss="ndcg@10", C=100)        # svmstruct.Model
+    scores = model.predict(svmstruct.read_svmlight("test.txt"))
+    model.save("ndcg.model")                                   # `svmstruct classify` reads it
+    svmstruct.SVMRank(loss="map", C=10).fit(X, y, qid=qid)     # scikit-learn compatible
+    svmstruct.SVMPerf(loss="f1", C=100).fit(X, y)
+
+Attributes are imported on first use, so that the command line starts without loading what it does not use.
+"""
 import os
 
 # The dense algebra here is small (Gram matrices of a working set of a few hundred constraints): BLAS
@@ -7,4 +20,33 @@ import os
 for _variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+_EXPORTS = {
+    "read_svmlight": ("svmstruct.data", "read_svmlight"),
+    "from_arrays": ("svmstruct.data", "from_arrays"),
+    "Dataset": ("svmstruct.data", "Dataset"),
+    "fit": ("svmstruct.api", "fit"),
+    "Model": ("svmstruct.model", "Model"),
+    "load_model": ("svmstruct.model", "load_model"),
+    "save_model": ("svmstruct.model", "save_model"),
+    "SVMPerf": ("svmstruct.estimators", "SVMPerf"),
+    "SVMRank": ("svmstruct.estimators", "SVMRank"),
+    "InputError": ("svmstruct.errors", "InputError"),
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        module, attribute = _EXPORTS[name]
+        value = getattr(importlib.import_module(module), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'svmstruct' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))

@@ -16,8 +16,6 @@ from svmstruct.options import UsageError
 
 DEFAULT_C = 1.0
 ALGORITHMS_1SLACK = ("3", "4")  # svm_perf/svm_struct -w values that mean the 1-slack algorithm
-# numeric -l codes that mean one loss in svm_perf and another in svm_rank
-AMBIGUOUS_CODES = {"1": ("F1", "pairs"), "2": ("the error rate", "pairs-avg")}
 LARGE_FEATURE = 1e4  # |x| above this: warn that the data is badly scaled
 
 
@@ -74,6 +72,12 @@ def _spelling(name: str) -> str:
     return option.flag if option else name
 
 
+def _default_loss() -> str:
+    from svmstruct import losses
+
+    return losses.DEFAULT
+
+
 def _all_formats() -> list:
     from svmstruct import losses
     from svmstruct.losses.base import SCORE_FORMATS
@@ -87,7 +91,7 @@ def _all_formats() -> list:
 def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, single_precision, dense,
                   validation_file, select_measure, train_file, model_file, **loss_opts):
     """Train on TRAIN_FILE (SVMlight, '-' for stdin) and write MODEL_FILE ('-' for stdout)."""
-    from svmstruct import api, data, io, selection
+    from svmstruct import api, data, io, losses, selection
 
     # everything that can be checked is checked before the data is read
     if algorithm not in ALGORITHMS_1SLACK:
@@ -110,10 +114,11 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
 
     dataset = data.read_svmlight(train_file, dtype=np.float32 if single_precision else np.float64,
                                  layout="dense" if dense else "sparse")
-    if loss_name.strip() in AMBIGUOUS_CODES and dataset.has_qid:
-        perf_name, rank_name = AMBIGUOUS_CODES[loss_name.strip()]
-        warn(f"-l {loss_name.strip()} is svm_perf's {perf_name} (loss {loss.name}); svm_rank's -l {loss_name.strip()} "
-             f"is -l {rank_name}. Name the loss to silence this warning.")
+    code = loss_name.strip()
+    others = losses.same_code_elsewhere(code, loss) if code.isdigit() and dataset.has_qid else []
+    if others:
+        warn(f"-l {code} is loss {loss.name} ({loss.summary}); the same code means -l {others[0].name} "
+             f"({others[0].summary}). Name the loss to silence this warning.")
     largest = data.largest_magnitude(dataset)
     if largest > LARGE_FEATURE:
         warn(f"feature values reach {largest:.3g}: badly scaled data trains slowly and imprecisely; "
@@ -128,8 +133,9 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
             say(f"Selected C {best.C:g} (validation {select_measure} {best.value:.4f})")
     else:
         if say:
+            eps = epsilon if epsilon is not None else loss.default_epsilon
             say(f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features; "
-                f"loss {loss.name}, C {grid[0]:g}, epsilon {epsilon if epsilon is not None else loss.default_epsilon:g}")
+                f"loss {loss.name}, C {grid[0]:g}, epsilon {eps:g}")
         trained = api.train_loss(loss, opts, dataset, grid[0], epsilon, max_iterations, _progress_printer(verbosity))
     result = trained.result
     if say:
@@ -252,17 +258,18 @@ def build_cli() -> click.Group:
     learn = learn_command
     for decorator in reversed([
         click.option("-c", "C", default=str(DEFAULT_C), show_default=True,
-                     help="Trade-off C of the 1-slack objective 1/2|w|^2 + C xi (svm_perf/svm_rank scaling, see README); "
-                          "a comma-separated grid with --validate."),
+                     help="Trade-off C of the 1-slack objective 1/2|w|^2 + C xi (svm_perf/svm_rank scaling, see "
+                          "README); a comma-separated grid with --validate."),
         click.option("-e", "epsilon", type=float, default=None,
                      help="Stop when no constraint is violated by more than this (default: the loss's, e.g. 0.1 for "
                           "svm_perf losses)."),
-        click.option("-l", "loss_name", default="errorrate", show_default=True,
+        click.option("-l", "loss_name", default=_default_loss(), show_default=True,
                      help="Loss: a name or svm_perf's numeric code (see `svmstruct losses`)."),
         click.option("-#", "max_iterations", type=int, default=100000, show_default=True,
                      help="Maximum number of iterations."),
         click.option("-v", "verbosity", type=click.IntRange(0, 3), default=1, show_default=True,
-                     help="0: no progress (warnings still go to stderr); 1: a progress line per iteration and a summary."),
+                     help="0: no progress (warnings still go to stderr); 1: a progress line per iteration and a "
+                          "summary."),
         click.option("-w", "algorithm", default="3", show_default=True,
                      help="Accepted for svm_perf compatibility: 3 or 4 (both mean the 1-slack algorithm used here)."),
         click.option("--format", "model_format", type=click.Choice(["svmstruct", "svmlight"]), default="svmstruct",
@@ -311,8 +318,8 @@ def build_cli() -> click.Group:
                      help="A label above this is relevant / positive for binary measures."),
         click.option("--write-qrels", default=None, help="Also write TEST_FILE's labels as TREC qrels to this file."),
         click.option("--subtopics", default=None,
-                     help="Diversity: subtopic qrels; PREDICTIONS are then `classify` selections of a div model and the "
-                          "measures subtopic-loss, s-recall and alpha-ndcg at K = the selection size."),
+                     help="Diversity: subtopic qrels; PREDICTIONS are then `classify` selections of a div model and "
+                          "the measures subtopic-loss, s-recall and alpha-ndcg at K = the selection size."),
         click.option("--alpha", type=float, default=0.5, show_default=True, help="alpha of alpha-NDCG."),
         click.argument("test_file"),
         click.argument("predictions", nargs=-1, required=True),

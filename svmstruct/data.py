@@ -240,6 +240,50 @@ def _line_of_slot(slot, dense, X, indptr, lines, rows_done):
     return int(lines[row]) if lines[row] else None
 
 
+def from_arrays(X, y, qid=None, name: str = "<arrays>") -> tuple[Dataset, np.ndarray]:
+    """A Dataset from in-memory arrays (the Python API): X a numpy array or scipy sparse matrix
+    (n x d), y the n targets, qid None (one example) or n query ids in any order.
+
+    Rows of one qid need not be adjacent: they are grouped (stably, queries in order of first
+    appearance). Returns the dataset and `order`, with dataset row r = input row order[r].
+    Raises InputError for non-finite values or mismatched lengths.
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        values = X.data
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise InputError(f"X must be 2-dimensional, got shape {X.shape}", name)
+        values = X
+    y = np.asarray(y, dtype=np.float64).ravel()
+    n = X.shape[0]
+    if len(y) != n:
+        raise InputError(f"X has {n} rows but y has {len(y)} values", name)
+    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(y))):
+        raise InputError("X and y must be finite (no NaN or infinity)", name)
+    if n == 0:
+        raise InputError("no examples", name)
+    if qid is None:
+        order = np.arange(n)
+        qids = np.zeros(n, dtype=np.int64)
+        qptr = np.array([0, n], dtype=np.int64)
+    else:
+        qid = np.asarray(qid).ravel()
+        if len(qid) != n:
+            raise InputError(f"X has {n} rows but qid has {len(qid)} values", name)
+        _, first, codes = np.unique(qid, return_index=True, return_inverse=True)
+        rank = np.argsort(np.argsort(first, kind="stable"), kind="stable")  # queries by first appearance
+        order = np.argsort(rank[codes.ravel()], kind="stable")
+        qids = rank[codes.ravel()][order].astype(np.int64) + 1
+        qptr = np.concatenate(([0], np.flatnonzero(np.diff(qids)) + 1, [n])).astype(np.int64)
+    X = X[order]
+    docids = Docids()
+    for r in order:
+        docids.append(f"L{r + 1}")
+    return Dataset(X, y[order], qids, qptr, docids.freeze(), order + 1, name, qid is not None), order
+
+
 def largest_magnitude(dataset: Dataset) -> float:
     """The largest |x| of the features (0 for an empty matrix)."""
     values = dataset.X if isinstance(dataset.X, np.ndarray) else dataset.X.data

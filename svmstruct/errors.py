@@ -17,8 +17,9 @@ class SvmStructError(Exception):
         super().__init__(where + message)
 
 
-class InputError(SvmStructError):
-    """A problem with the user's input (data, model, qrels, predictions, options), exit 1."""
+class InputError(SvmStructError, ValueError):
+    """A problem with the user's input (data, model, qrels, predictions, options), exit 1; a ValueError
+    to Python callers."""
 
     exit_code = 1
 

@@ -60,7 +60,7 @@ def format_table(table: dict, per_query: bool, fmt: str = "trec") -> str:
     if fmt == "table":
         width = max(len(m) for m in table)
         return "".join(f"{m:<{width}}  {row['all']:.4f}\n" for m, row in table.items())
-    lines = []
+    lines: list[str] = []
     for m, row in table.items():
         if per_query:
             lines.extend(f"{m}\t{q}\t{v:.4f}\n" for q, v in row.items() if q != "all")
@@ -82,7 +82,7 @@ def compare(dataset, runs: list, names: list, rel_threshold: float = 0.0) -> dic
         tables = [measure_table(dataset, scores, [name], rel_threshold)[name] for _, scores in runs]
         per_query = len(tables[0]) > 1
         base = np.array([v for q, v in tables[0].items() if q != "all"]) if per_query else None
-        rows = []
+        rows: list[dict] = []
         for (label, _), table in zip(runs, tables):
             row = {"run": label, "value": table["all"]}
             if per_query and rows:

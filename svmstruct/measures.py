@@ -103,6 +103,27 @@ def winner_takes_all(ranked, labels, t):
     return float(ranked[0] == labels.max())
 
 
+def pair_accuracy(ranked, labels, t):
+    """Fraction of the query's pairs of different label that the ranking orders correctly (what svm_rank's
+    pairs losses count); 0 if the query has no such pair."""
+    earlier_higher = ranked[:, None] > ranked[None, :]
+    correct = int(np.sum(np.triu(earlier_higher, 1)))
+    swapped = int(np.sum(np.tril(earlier_higher, -1)))
+    return correct / (correct + swapped) if correct + swapped else 0.0
+
+
+def expected_rank_utility(alpha=5.0, neutral=0.0):
+    """Normalised expected rank utility (Breese et al. 1998; Le & Smola eq. 16): sum_j 2^((1-j)/(alpha-1))
+    max(label_j - neutral, 0) over the same for the label-sorted order; 0 if no label exceeds neutral."""
+
+    def eru(ranked, labels, t):
+        a = 2.0 ** (-np.arange(len(ranked)) / (alpha - 1.0))
+        best = float(a @ np.maximum(np.sort(labels)[::-1] - neutral, 0.0))
+        return float(a @ np.maximum(ranked - neutral, 0.0)) / best if best > 0 else 0.0
+
+    return eru
+
+
 def expected_reciprocal_rank_at(k, max_grade=None):
     """ERR@k (Chapelle et al. 2009): sum_r 1/r R_r prod_{i<r}(1 - R_i), R = (2^label - 1) / 2^max_grade,
     max_grade the highest label in the query's file unless given."""
@@ -203,7 +224,8 @@ class Measure:
 _FILE = {"accuracy": accuracy, "error": error, "precision": precision, "recall": recall, "f1": fbeta(1.0),
          "prbep": prbep, "rocarea": rocarea, "avgprec": avgprec}
 _QUERY = {"map": average_precision, "recip_rank": reciprocal_rank, "ndcg": trec_ndcg(), "mrr": reciprocal_rank,
-          "wta": winner_takes_all}
+          "wta": winner_takes_all, "pairacc": pair_accuracy, "eru": expected_rank_utility()}
+_ERU = re.compile(r"eru:([0-9.eE+-]+):([0-9.eE+-]+)$")
 _QUERY_AT = [  # (pattern, factory): names with a cutoff or parameter
     (re.compile(r"P_(\d+)$"), precision_at),
     (re.compile(r"p@(\d+)$"), precision_at),
@@ -218,7 +240,7 @@ _FBETA = re.compile(r"f(?:beta)?([0-9.]+)$")
 DEFAULT_MEASURES = ["error", "precision", "recall", "f1", "rocarea", "map", "ndcg@10"]
 ALL_MEASURES = ["accuracy", "error", "precision", "recall", "f1", "prbep", "rocarea", "avgprec", "map", "P_5",
                 "P_10", "recall_10", "recip_rank", "ndcg", "ndcg_cut_10", "ndcg@10", "dcg@10", "mrr", "wta", "p@10",
-                "err@10"]
+                "err@10", "pairacc", "eru"]
 
 
 def lookup(name: str) -> Measure:
@@ -231,6 +253,14 @@ def lookup(name: str) -> Measure:
         m = pattern.match(name)
         if m and int(m.group(1)) > 0:
             return Measure(name, True, factory(int(m.group(1))))
+    m = _ERU.match(name)
+    if m:
+        try:
+            alpha, neutral = float(m.group(1)), float(m.group(2))
+            if alpha > 1:
+                return Measure(name, True, expected_rank_utility(alpha, neutral))
+        except ValueError:
+            pass
     m = _FBETA.match(name)
     if m:
         try:
@@ -238,7 +268,7 @@ def lookup(name: str) -> Measure:
         except ValueError:
             pass
     raise KeyError(f"unknown measure '{name}'; known: {', '.join(ALL_MEASURES)} (any cutoff k in P_k, "
-                   "recall_k, ndcg_cut_k, ndcg@k, dcg@k, p@k, err@k; fbetaB for F-beta)")
+                   "recall_k, ndcg_cut_k, ndcg@k, dcg@k, p@k, err@k; fbetaB for F-beta; eru:ALPHA:NEUTRAL)")
 
 
 def per_query(measure: Measure, labels, scores, qptr, docids, rel_threshold=0.0) -> np.ndarray:

@@ -19,6 +19,7 @@ and can be written for the originals' classify programs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ class Model:
     options: dict = field(default_factory=dict)  # loss options (strings), e.g. {"k": "10"}
     header: dict = field(default_factory=dict)  # C, epsilon, bias, statistics (strings or numbers)
     format: str = "svmstruct"  # or "svmlight" for a model read from the originals
-    result: object = field(default=None, repr=False, compare=False)  # the TrainResult of a model just trained
+    result: Any = field(default=None, repr=False, compare=False)  # the TrainResult of a model just trained
 
     @property
     def n_features(self) -> int:
@@ -119,7 +120,7 @@ def _parse_svmstruct(lines: list, path: str) -> Model:
             break
         else:
             model.header[key] = value
-    if n_features is None or n_weights is None:
+    if n_features is None or n_weights is None or body is None:
         raise InputError("model header lacks 'n_features' or 'weights'", path, len(lines))
     rows = lines[body: body + n_weights]
     if len(rows) != n_weights or any(l.strip() for l in lines[body + n_weights:]):

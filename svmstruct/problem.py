@@ -12,6 +12,10 @@ Losses whose correct output is a set (every ranking sorted by grade is a correct
 order inside a grade) also give `latent_target(scores) -> shift`: per-row coefficients with
 X.T @ shift = sum_i Psi(x_i, y_i(w)) - Psi(x_i, y_i), y_i(w) the correct output most compatible with w
 (the latent structural SVM of Yu & Joachims 2009, trained by CCCP: see train.py).
+
+`reference` is the brute-force side of the loss, used by the generic tests (tests/test_loss_contract.py)
+and written from the papers independently of the oracle: for example e, the constraint of any output
+(its dcoef over every row of X and its Delta), or None for an output the loss does not let compete.
 """
 from __future__ import annotations
 
@@ -20,6 +24,16 @@ from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
+
+
+@dataclass
+class Reference:
+    kind: str  # "labeling" (binary variables), "ranking" (a permutation) or "subset" (k of the items)
+    examples: int  # number of examples the oracle treats
+    size: Callable[[int], int]  # example -> number of binary variables / items to rank / items to choose from
+    constraint: Callable[[int, tuple], tuple[np.ndarray, float] | None]  # (example, output) -> (dcoef, Delta)
+    subset_size: Callable[[int], int] | None = None  # subsets: how many items are chosen
+    exact: bool = True  # the oracle attains the maximum (SVM-div's greedy does not)
 
 
 @dataclass
@@ -32,3 +46,4 @@ class TrainingProblem:
     skipped: int = 0  # examples without a defined loss, left out of training
     info: dict = field(default_factory=dict)  # training-set statistics for the log and the model header
     latent_target: Callable[[np.ndarray], np.ndarray] | None = None  # see the module docstring
+    reference: Reference | None = None  # see the module docstring

@@ -2,11 +2,8 @@
 chosen by a measure on validation data (RankLib's -validate; svm_struct users script it by hand)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
 import math
+from dataclasses import dataclass
 
 from svmstruct import api, evaluate, measures, model, train
 from svmstruct.options import UsageError
@@ -52,7 +49,8 @@ def select_C(loss, opts: dict, dataset, validation, measure: str, grid: list, ep
                                        float(opts.get("rel_threshold") or 0.0))[measure]["all"]
         points.append(GridPoint(C, value, result, trained))
         if log:
-            log(f"C {C:<10g} validation {measure} {value:.4f}  iterations {result.iterations}  pval {result.primal:.5f}")
+            log(f"C {C:<10g} validation {measure} {value:.4f}  iterations {result.iterations}  "
+                f"pval {result.primal:.5f}")
     best = best_of(points, measure)
     best.model.header.update(selected_by=measure, validation_value=float(best.value),
                              grid=",".join(f"{p.C:g}" for p in points))

@@ -170,6 +170,7 @@ def train(
             if shift is None or outer >= MAX_OUTER or outer_primal - primal <= OUTER_TOLERANCE * C * eps:
                 status = "converged"
                 break
+            assert problem.latent_target is not None
             new_shift = problem.latent_target(scores)
             if np.array_equal(new_shift, shift):
                 status = "converged"

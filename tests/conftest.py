@@ -7,6 +7,7 @@ import pytest
 # tests use the reference-case helpers of scripts/reference.py (scripts never import tests)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
+ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("SVMSTRUCT_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
 DATA = SHARED / "data"
 REFERENCE = SHARED / "reference"

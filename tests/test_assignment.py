@@ -33,7 +33,7 @@ def check_permutation(cols, n):
 
 def brute_force_cases(rng):
     for n in range(1, 8):
-        for trial in range(12):
+        for _ in range(12):
             yield "normal", rng.normal(size=(n, n)) * rng.choice([0.01, 1.0, 100.0])
             yield "integer ties", rng.integers(-2, 3, size=(n, n)).astype(float)
             yield "binary", rng.integers(0, 2, size=(n, n)).astype(float)

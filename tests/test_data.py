@@ -6,13 +6,15 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import DATA, need_shared
 from svmstruct import data
 from svmstruct.errors import InputError
 
+from conftest import DATA, need_shared
+
 
 def shared_files():
-    return sorted(str(p.relative_to(DATA)) for p in DATA.rglob("*") if p.suffix in (".txt", ".svm") and "vocab" not in p.name)
+    return sorted(str(p.relative_to(DATA)) for p in DATA.rglob("*")
+                  if p.suffix in (".txt", ".svm") and "vocab" not in p.name)
 
 
 @pytest.mark.slow
@@ -78,7 +80,8 @@ def test_n_features_widens(tmp_path):
     ],
 )
 def test_malformed_lines_name_file_line_and_token(tmp_path, line, fragment):
-    path = write(tmp_path, "1 qid:1 1:1\n" + line.replace("1 ", "1 qid:1 ", 1) if "qid" not in line else "1 qid:1 1:1\n" + line)
+    body = line.replace("1 ", "1 qid:1 ", 1) if "qid" not in line else line
+    path = write(tmp_path, "1 qid:1 1:1\n" + body)
     with pytest.raises(InputError) as e:
         data.read_svmlight(path)
     assert e.value.path == path and e.value.line == 2 and fragment in e.value.message

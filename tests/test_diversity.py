@@ -21,7 +21,8 @@ def test_feature_map_of_a_hand_computed_example():
     X = sp.csr_matrix(np.array([[2, 1, 0], [1, 0, 0], [0, 0, 5]], dtype=float))
     config = features.FeatureConfig.parse("tf>=1,tf>=2", "0,0.5")
     doc_units, unit_features = features.build_candidate_set(X, 0, 3, config, features.n_word_features(config))
-    # level tf>=1: word1 in 2/3 docs, word2 1/3, word3 1/3 -> units 0,1,2; level tf>=2: word1 1/3, word3 1/3 -> units 3,4
+    # level tf>=1: word1 in 2/3 docs, word2 1/3, word3 1/3 -> units 0,1,2;
+    # level tf>=2: word1 1/3, word3 1/3 -> units 3,4
     assert doc_units.shape == (3, 5)
     assert doc_units.toarray().tolist() == [[1, 1, 0, 1, 0], [1, 0, 0, 0, 0], [0, 0, 1, 0, 1]]
     # features: block per level [ratio>=0, ratio>=0.5]
@@ -77,7 +78,7 @@ def test_loss_recall_and_alpha_ndcg_equal_independent_loops():
         assert measures.subtopic_recall(topics, ranking) == pytest.approx((t - len(uncovered)) / t)
         alpha = 0.5
 
-        def adcg(order):
+        def adcg(order, J=J, t=t, alpha=alpha):
             total = 0.0
             for r, d in enumerate(order, 1):
                 gain = sum(J[d, s] * (1 - alpha) ** sum(J[e, s] for e in order[: r - 1]) for s in range(t))
@@ -97,7 +98,8 @@ def run(*args):
 
 def test_learn_classify_eval_on_the_shipped_synthetic_data(tmp_path):
     model = tmp_path / "div.model"
-    r = run("learn", "-l", "div", "--subtopics", f"{SMALL}.qrels", "-k", "3", "-c", "10", "-v", "0", f"{SMALL}.svm", model)
+    r = run("learn", "-l", "div", "--subtopics", f"{SMALL}.qrels", "-k", "3", "-c", "10", "-v", "0", f"{SMALL}.svm",
+            model)
     assert r.returncode == 0, r.stderr
     selections = run("classify", f"{SMALL}.svm", model)
     lines = selections.stdout.splitlines()

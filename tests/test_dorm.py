@@ -44,7 +44,8 @@ def test_training_converges_and_skips_flat_queries(name):
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     loss, opts = api.resolve_loss(name)
     problem = loss.build(train_set, opts)
-    flat = sum(1 for lo, hi in zip(train_set.qptr[:-1], train_set.qptr[1:]) if np.all(train_set.y[lo:hi] == train_set.y[lo]))
+    flat = sum(1 for lo, hi in zip(train_set.qptr[:-1], train_set.qptr[1:])
+               if np.all(train_set.y[lo:hi] == train_set.y[lo]))
     assert problem.skipped >= flat and problem.n + problem.skipped == train_set.n_examples
     result = train.train(problem, 100.0, 0.01)
     assert result.converged and np.isfinite(result.w).all()

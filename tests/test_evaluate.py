@@ -37,7 +37,8 @@ def test_compare_p_values_equal_scipy_on_the_per_query_values(test_set):
         row = result[name][1]
         assert row["wilcoxon_p"] == pytest.approx(stats.wilcoxon(qb, qa).pvalue, rel=1e-12)
         assert row["ttest_p"] == pytest.approx(stats.ttest_rel(qb, qa).pvalue, rel=1e-12)
-        assert (row["wins"], row["ties"], row["losses"]) == (int(np.sum(qb > qa)), int(np.sum(qb == qa)), int(np.sum(qb < qa)))
+        expected = (int(np.sum(qb > qa)), int(np.sum(qb == qa)), int(np.sum(qb < qa)))
+        assert (row["wins"], row["ties"], row["losses"]) == expected
         assert result[name][0]["value"] == pytest.approx(qa.mean())
     assert "wins" not in result["f1"][1]  # file measures have no per-query pairing
 
@@ -63,7 +64,7 @@ def test_prediction_file_errors(tmp_path):
 
 
 def test_trec_run_piped_into_a_scorer_gives_evals_numbers(tmp_path):
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    pytest.importorskip("pytrec_eval")
     model = tmp_path / "m.model"
     assert svmstruct("learn", "-l", "map", "-v", "0", SMALL / "train.txt", model).returncode == 0
     qrels_text = svmstruct("qrels", SMALL / "test.txt").stdout

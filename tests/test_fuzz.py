@@ -369,7 +369,8 @@ def ref_parse(raw: bytes, limits: list):
         if hsh:
             m = DOCID.search(comm)
             words = comm.split()
-            docid = m.group(1).decode("utf-8", "replace") if m else words[0].decode("utf-8", "replace") if words else None
+            first = words[0].decode("utf-8", "replace") if words else None
+            docid = m.group(1).decode("utf-8", "replace") if m else first
         else:
             docid = None
         rows.append(dict(y=y, qid=q, feats=feats, docid=docid or f"L{no}", line=no))

@@ -2,8 +2,9 @@
 import numpy as np
 import pytest
 
-from conftest import DATA, need_shared, REFERENCE
 from svmstruct import data, evaluate, measures, trec
+
+from conftest import DATA, REFERENCE, need_shared
 
 TREC_MEASURES = {"map": "map", "P_5": "P_5", "P_10": "P_10", "recip_rank": "recip_rank", "ndcg": "ndcg",
                  "ndcg_cut_10": "ndcg_cut_10"}
@@ -41,7 +42,7 @@ def test_trec_names_equal_pytrec_eval_per_query_and_mean(mq2008_test, variant):
     qrels, run = {}, {}
     for qid, _, docid, rel in parse_trec(trec.format_qrels(mq2008_test), 4):
         qrels.setdefault(qid, {})[docid] = int(rel)
-    for qid, _, docid, rank, score, _ in parse_trec(trec.format_run(mq2008_test, scores), 6):
+    for qid, _, docid, _rank, score, _ in parse_trec(trec.format_run(mq2008_test, scores), 6):
         run.setdefault(qid, {})[docid] = float(score)
     expected = pytrec_eval.RelevanceEvaluator(qrels, set(TREC_MEASURES.values())).evaluate(run)
     table = evaluate.measure_table(mq2008_test, scores, list(TREC_MEASURES))
@@ -107,13 +108,17 @@ def test_file_measures_equal_sklearn(seed):
     y = rng.choice([-1.0, 1.0], size=200, p=[0.7, 0.3])
     s = np.round(rng.normal(size=200) + 0.8 * y, 1)  # ties on purpose
     actual, predicted = y > 0, s > 0
-    assert measures.over_file(measures.lookup("accuracy"), y, s) == pytest.approx(metrics.accuracy_score(actual, predicted))
-    assert measures.over_file(measures.lookup("error"), y, s) == pytest.approx(1 - metrics.accuracy_score(actual, predicted))
-    assert measures.over_file(measures.lookup("precision"), y, s) == pytest.approx(metrics.precision_score(actual, predicted))
-    assert measures.over_file(measures.lookup("recall"), y, s) == pytest.approx(metrics.recall_score(actual, predicted))
-    assert measures.over_file(measures.lookup("f1"), y, s) == pytest.approx(metrics.f1_score(actual, predicted))
-    assert measures.over_file(measures.lookup("fbeta2"), y, s) == pytest.approx(metrics.fbeta_score(actual, predicted, beta=2))
-    assert measures.over_file(measures.lookup("rocarea"), y, s) == pytest.approx(metrics.roc_auc_score(actual, s))
+
+    def ours(name):
+        return measures.over_file(measures.lookup(name), y, s)
+
+    assert ours("accuracy") == pytest.approx(metrics.accuracy_score(actual, predicted))
+    assert ours("error") == pytest.approx(1 - metrics.accuracy_score(actual, predicted))
+    assert ours("precision") == pytest.approx(metrics.precision_score(actual, predicted))
+    assert ours("recall") == pytest.approx(metrics.recall_score(actual, predicted))
+    assert ours("f1") == pytest.approx(metrics.f1_score(actual, predicted))
+    assert ours("fbeta2") == pytest.approx(metrics.fbeta_score(actual, predicted, beta=2))
+    assert ours("rocarea") == pytest.approx(metrics.roc_auc_score(actual, s))
 
 
 def test_unknown_measure_is_reported():

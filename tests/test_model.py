@@ -1,12 +1,12 @@
 """Model files: exact round trip, atomic writes, the originals' format, corrupt files."""
-import os
 
 import numpy as np
 import pytest
 
-from conftest import need_shared, REFERENCE
 from svmstruct import io, model
 from svmstruct.errors import InputError, OutputError
+
+from conftest import REFERENCE, need_shared
 
 
 def sample_model():

@@ -1,11 +1,13 @@
 """Training with svm_perf's losses: per-query convention, degenerate data, AvgPrec convergence."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from conftest import DATA, need_shared
 from svmstruct import api, data, train
 from svmstruct.errors import InputError
-from pathlib import Path
+
+from conftest import DATA, need_shared
 
 SMALL = Path(__file__).resolve().parents[1] / "data" / "mq2008-small" / "train.txt"
 

@@ -5,16 +5,15 @@ within 0.1% of its pval. Where it did not (corn-perf-f1-c1 stopped with a QP KKT
 C = 10000 runs stop with gaps near C*epsilon), both runs certify an interval [dval, pval] around the
 one optimum, and the test checks that the two intervals overlap: a correct solver cannot promise more.
 """
-import re
 
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from conftest import need_shared
-from reference import all_cases, case, certified_weight_distance, train_case
 from svmstruct import data, model
 
+from conftest import need_shared
+from reference import all_cases, case, certified_weight_distance, train_case
 
 CASES = all_cases()
 

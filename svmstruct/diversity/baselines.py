@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from svmstruct.diversity.features import FeatureConfig, split_columns
 from svmstruct.errors import InputError
 
+
 def present_words(X_words: sp.csr_matrix) -> sp.csr_matrix:
     """The columns of the words that occur in the candidate set (dense baselines stay small when word
     ids run to millions)."""
@@ -25,7 +26,7 @@ def essential_pages(X_words: sp.csr_matrix, K: int) -> list:
     benefit = tf @ sp.diags(np.log(1.0 / np.maximum(df, 1e-300)))
     benefit = benefit.toarray()
     best_so_far = np.zeros(tf.shape[1])
-    chosen = []
+    chosen: list[int] = []
     for _ in range(min(K, n)):
         gains = np.maximum(benefit - best_so_far, 0).sum(axis=1)
         gains[chosen] = -np.inf
@@ -39,7 +40,7 @@ def unweighted_coverage(X_words: sp.csr_matrix, K: int) -> list:
     """Greedy maximum coverage of distinct words (every word worth 1)."""
     covers = (present_words(X_words) > 0).toarray()
     covered = np.zeros(covers.shape[1], dtype=bool)
-    chosen = []
+    chosen: list[int] = []
     for _ in range(min(K, covers.shape[0])):
         gains = (covers & ~covered).sum(axis=1).astype(float)
         gains[chosen] = -np.inf
@@ -69,7 +70,7 @@ def baseline(data, method: str, K: int, config: FeatureConfig, seed: int = 0) ->
         elif method == "essential-pages":
             rows = essential_pages(words, K)
         elif method == "random":
-            rows = rng.choice(hi - lo, size=min(K, hi - lo), replace=False)
+            rows = [int(r) for r in rng.choice(hi - lo, size=min(K, hi - lo), replace=False)]
         else:
             raise InputError(f"unknown baseline '{method}' (one of {', '.join(BASELINES)})")
         out.append((int(data.qid[lo]), [lo + int(r) for r in rows]))

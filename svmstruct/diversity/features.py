@@ -189,6 +189,7 @@ def split_scores(scores, sets, unit_rows):
     for cs in sets:
         units = cs.doc_units.shape[1]
         unit_benefit = scores[offset: offset + units]
-        doc_benefit = scores[unit_rows + cs.lo: unit_rows + cs.hi] if len(scores) > unit_rows else np.zeros(cs.hi - cs.lo)
+        doc_benefit = (scores[unit_rows + cs.lo: unit_rows + cs.hi] if len(scores) > unit_rows
+                       else np.zeros(cs.hi - cs.lo))
         yield cs, offset, unit_benefit, doc_benefit
         offset += units

@@ -7,6 +7,7 @@ from numba import njit
 
 from svmstruct.diversity.features import CandidateSet
 
+
 @njit(cache=True)
 def greedy_select(doc_ptr, doc_idx, unit_benefit, doc_benefit, topic_ptr, topic_idx, topic_weight, K,
                   loss_weight):

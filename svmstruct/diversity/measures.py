@@ -8,9 +8,12 @@ import scipy.sparse as sp
 from svmstruct.diversity import qrels
 from svmstruct.errors import InputError
 
+
 def subtopic_loss(cs_topics: sp.csr_matrix, weights: np.ndarray, chosen) -> float:
     """Weighted fraction of subtopics not covered by the chosen documents (the paper's loss)."""
-    covered = np.asarray(cs_topics[list(chosen)].sum(axis=0)).ravel() > 0 if len(chosen) else np.zeros(len(weights), bool)
+    if not len(chosen):
+        return float(weights.sum())
+    covered = np.asarray(cs_topics[list(chosen)].sum(axis=0)).ravel() > 0
     return float(weights[~covered].sum())
 
 
@@ -54,7 +57,7 @@ def evaluate_selections(data, subtopics_path: str, selections_path: str, alpha: 
     """Measure table of diversity measures per candidate set and their means."""
     covering = qrels.read_subtopics(subtopics_path)
     chosen = qrels.read_selections(selections_path)
-    table = {"subtopic-loss": {}, "s-recall": {}, "alpha-ndcg": {}}
+    table: dict[str, dict[str, float]] = {"subtopic-loss": {}, "s-recall": {}, "alpha-ndcg": {}}
     for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):
         qid = int(data.qid[lo])
         topics, weights = qrels.subtopic_matrix(data, int(lo), int(hi), covering, subtopics_path)

@@ -6,6 +6,7 @@ import scipy.sparse as sp
 
 from svmstruct.errors import InputError
 
+
 def read_subtopics(path: str) -> dict:
     """TREC diversity qrels `qid subtopic docid judgment` -> {(qid, docid): set of subtopics} (judgment > 0)."""
     covering: dict = {}
@@ -32,7 +33,9 @@ def read_subtopics(path: str) -> dict:
 def subtopic_matrix(dataset, lo: int, hi: int, covering: dict, path: str):
     """(documents x subtopics incidence, weights proportional to the documents covering each)."""
     qid = int(dataset.qid[lo])
-    names, rows, cols = {}, [], []
+    names: dict[str, int] = {}
+    rows: list[int] = []
+    cols: list[int] = []
     for r in range(lo, hi):
         for topic in sorted(covering.get((qid, dataset.docids[r]), ())):
             cols.append(names.setdefault(topic, len(names)))
@@ -50,7 +53,8 @@ def check_docids(dataset, covering: dict, path: str) -> None:
     missing = [key for key in covering if key[0] in set(int(q) for q in dataset.qid) and key not in known]
     if missing:
         qid, docid = missing[0]
-        raise InputError(f"{len(missing)} judged documents are not in {dataset.path}, e.g. qid {qid} docid {docid}", path)
+        raise InputError(f"{len(missing)} judged documents are not in {dataset.path}, e.g. qid {qid} docid {docid}",
+                         path)
 
 
 def read_selections(path: str) -> dict:
@@ -72,7 +76,7 @@ def read_selections(path: str) -> dict:
 
 def format_subsets(data, subsets, fmt: str = "selections", tag: str = "svmstruct") -> str:
     """[(qid, [row indices])] as `qid docid ...` lines, or with fmt 'trec' as a TREC run in that order."""
-    lines = []
+    lines: list[str] = []
     for qid, rows in subsets:
         docids = [data.docids[r] for r in rows]
         if fmt == "trec":

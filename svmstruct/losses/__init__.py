@@ -13,6 +13,7 @@ from svmstruct.losses.base import Loss
 from svmstruct.options import Option
 
 FAMILIES: list[ModuleType] = [perf, rank, svmmap, dorm, div]
+DEFAULT = "errorrate"  # svm_perf's default loss, `learn`'s without -l
 
 REGISTRY: dict[str, Loss] = {}
 
@@ -52,6 +53,11 @@ def all_options() -> dict[str, Option]:
 
 for _family in FAMILIES:
     register(_family)
+
+
+def same_code_elsewhere(code: str, chosen: Loss) -> list[Loss]:
+    """Losses that another original program calls by the numeric code `code` (which here means `chosen`)."""
+    return [loss for loss in REGISTRY.values() if code in loss.other_codes and loss is not chosen]
 
 
 def lookup(name: str) -> tuple[Loss, dict]:

@@ -36,6 +36,7 @@ class Loss:
     predict: Callable[..., str] | None = None  # predict(model, dataset, fmt, tag) -> text; None: scores
     formats: tuple = SCORE_FORMATS  # classify --format values; the first is the default
     needs_qid: bool = False  # every line must have qid:<id> (the examples are queries / candidate sets)
+    other_codes: tuple = ()  # numeric -l codes another original gives this loss (svm_rank's -l 1 is pairs)
 
     def option(self, name: str) -> Option | None:
         return next((o for o in self.options if o.name == name), None)

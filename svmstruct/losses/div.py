@@ -10,15 +10,14 @@ when that constraint is violated by at most epsilon or at the iteration cap.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from svmstruct.diversity import features, qrels
-from svmstruct.errors import InputError
 from svmstruct.diversity.features import candidate_sets, split_scores
 from svmstruct.diversity.greedy import select
+from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
 from svmstruct.options import K, Option, at_least, positive_int
-from svmstruct.problem import TrainingProblem
+from svmstruct.problem import Reference, TrainingProblem
 
 
 def _check_config(levels: str | None = None, thresholds: str | None = None):
@@ -40,8 +39,8 @@ LEVELS = Option("levels", ("--levels",), "str", "importance levels, e.g. tf>=1,t
 DF_THRESHOLDS = Option("df_thresholds", ("--df-thresholds",), "str",
                        "thresholds on |D_l(v)|/n of the word features", default=features.DEFAULT_THRESHOLDS,
                        check=_check_config(thresholds="x"), metavar="LIST")
-TITLE_OFFSET = Option("title_offset", ("--title-offset",), "int", "feature ids above this are title words (id - offset)",
-                      default=0, check=at_least(0), metavar="T")
+TITLE_OFFSET = Option("title_offset", ("--title-offset",), "int",
+                      "feature ids above this are title words (id - offset)", default=0, check=at_least(0), metavar="T")
 DOC_FEATURES_FROM = Option("doc_features_from", ("--doc-features-from",), "int",
                            "feature ids from this on are document features psi", check=positive_int, metavar="F")
 
@@ -75,25 +74,26 @@ def build(data, opts: dict) -> TrainingProblem:
     sets, Z, unit_rows = candidate_sets(data, config, covering, path)
     zero = np.zeros(Z.shape[0])
     target = np.zeros(Z.shape[0])  # cover(y) of the correct subsets
-    target_loss = 0.0  # their own loss: Delta is taken relative to it (Le & Smola's z0, Lemma 1)
+    own_losses = []  # their own losses: Delta is taken relative to them (Le & Smola's z0, Lemma 1)
     for cs, offset, unit_benefit, doc_benefit in split_scores(zero, sets, unit_rows):
         chosen, covered, own = select(cs, tie_break(cs, len(unit_benefit)), doc_benefit, K, loss_weight=-1.0)
         target[offset: offset + len(covered)] = covered
-        target_loss += own
+        own_losses.append(own)
         if Z.shape[0] > unit_rows:
             target[unit_rows + cs.lo + chosen] = 1.0
+    target_loss = float(np.sum(own_losses))
 
     def most_violated(scores):
         cover = np.zeros(Z.shape[0])
         delta = 0.0
         for cs, offset, unit_benefit, doc_benefit in split_scores(scores, sets, unit_rows):
-            best = None
+            candidates: list[tuple] = []
             for weight in ORACLE_LOSS_WEIGHTS:
                 chosen, covered, loss = select(cs, unit_benefit, doc_benefit, K, loss_weight=weight)
                 violation = loss + float(covered @ unit_benefit) + float(doc_benefit[chosen].sum())
-                if best is None or violation > best[0] + 1e-12:
-                    best = (violation, chosen, covered, loss)
-            _, chosen, covered, loss = best
+                if not candidates or violation > candidates[-1][0] + 1e-12:
+                    candidates.append((violation, chosen, covered, loss))
+            _, chosen, covered, loss = candidates[-1]
             cover[offset: offset + len(covered)] = covered
             if Z.shape[0] > unit_rows:
                 cover[unit_rows + cs.lo + chosen] = 1.0
@@ -101,7 +101,33 @@ def build(data, opts: dict) -> TrainingProblem:
         return target - cover, delta - target_loss
 
     return TrainingProblem(Z, len(sets), most_violated,
-                           info={"candidate sets": len(sets), "coverage units": unit_rows, "K": K})
+                           info={"candidate sets": len(sets), "coverage units": unit_rows, "K": K},
+                           reference=_reference(sets, Z.shape[0], unit_rows, target, own_losses, K))
+
+
+def _reference(sets: list, rows: int, unit_rows: int, target: np.ndarray, own_losses: list, K: int) -> Reference:
+    """Outputs: K documents of the candidate set. Psi (eq. 4) covers the units of every chosen document
+    (and its document-feature row); Delta = weighted fraction of the subtopics not covered, relative to
+    the correct subset's own. The oracle is greedy, not exact."""
+    offsets = np.cumsum([0] + [cs.doc_units.shape[1] for cs in sets])
+
+    def constraint(e, out):
+        cs = sets[e]
+        chosen = list(out)
+        units = slice(offsets[e], offsets[e + 1])
+        cover = np.zeros(rows)
+        cover[units] = np.asarray(cs.doc_units[chosen].sum(axis=0)).ravel() > 0
+        dcoef = np.zeros(rows)
+        dcoef[units] = target[units] - cover[units]
+        if rows > unit_rows:
+            docs = slice(unit_rows + cs.lo, unit_rows + cs.hi)
+            cover[unit_rows + cs.lo + np.asarray(chosen, dtype=int)] = 1.0
+            dcoef[docs] = target[docs] - cover[docs]
+        covered = np.asarray(cs.doc_topics[chosen].sum(axis=0)).ravel() > 0
+        return dcoef, float(cs.topic_weights[~covered].sum()) - own_losses[e]
+
+    return Reference("subset", len(sets), lambda e: sets[e].hi - sets[e].lo, constraint,
+                     subset_size=lambda e: min(K, sets[e].hi - sets[e].lo), exact=False)
 
 
 def selections(model, data, K: int | None = None) -> list:

@@ -27,8 +27,8 @@ import numpy as np
 from svmstruct.errors import InputError
 from svmstruct.losses import dorm_oracles
 from svmstruct.losses.base import Loss
-from svmstruct.options import K, REL_THRESHOLD, Option, above
-from svmstruct.problem import TrainingProblem
+from svmstruct.options import REL_THRESHOLD, K, Option, above
+from svmstruct.problem import Reference, TrainingProblem
 
 
 def position_weights(spec: str, l: int) -> np.ndarray:
@@ -166,27 +166,50 @@ def _builder(name: str):
             plans.append(dorm_oracles.MRR_PLAN if name == "mrr" else oracle_plan(a, b))
         if not los:
             raise InputError("no query has documents that the measure can tell apart", data.path)
-        los, his = np.array(los, dtype=np.int64), np.array(his, dtype=np.int64)
-        best, plans = np.array(best), np.array(plans, dtype=np.int64)
+        starts, ends = np.array(los, dtype=np.int64), np.array(his, dtype=np.int64)
+        best_values, plan_codes = np.array(best), np.array(plans, dtype=np.int64)
 
         def most_violated(scores):
             dcoef = np.zeros(n_docs)
-            deltas = np.empty(len(los))
-            dorm_oracles.most_violated_all(np.ascontiguousarray(scores, dtype=np.float64), los, his, a_rows, b_rows,
-                                           c_rows, target_rows, best, plans, dcoef, deltas)
+            deltas = np.empty(len(starts))
+            dorm_oracles.most_violated_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, a_rows,
+                                           b_rows, c_rows, target_rows, best_values, plan_codes, dcoef, deltas)
             return dcoef, float(deltas.sum())
 
         def latent_target(scores):
             shift = np.zeros(n_docs)
-            dorm_oracles.latent_shift_all(np.ascontiguousarray(scores, dtype=np.float64), los, his, b_rows, c_rows,
-                                          target_rows, shift)
+            dorm_oracles.latent_shift_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, b_rows,
+                                          c_rows, target_rows, shift)
             return shift
 
         return TrainingProblem(data.X, len(los), most_violated, skipped=data.n_examples - len(los),
                                info={"queries": data.n_examples, "position_weights": spec},
-                               latent_target=latent_target)
+                               latent_target=latent_target,
+                               reference=_reference(name, list(zip(los, his)), a_rows, b_rows, c_rows))
 
     return build
+
+
+def _reference(name: str, queries: list, a_rows, b_rows, c_rows) -> Reference:
+    """Outputs: a ranking (each document's position). Psi(x, pi) = sum_i c_pi(i) phi_i (eq. 20) against
+    the target at w = 0: every document gets the mean c over the positions its gain level occupies in the
+    ideal order (see the module docstring); Delta = <a(1), b> - <a(pi), b> (eq. 17), for mrr 1 - 1/rank
+    of the first relevant document."""
+
+    def constraint(e, out):
+        lo, hi = queries[e]
+        b, c = b_rows[lo:hi], c_rows[lo:hi]
+        pos = np.asarray(out)
+        ideal = np.sort(b)[::-1]
+        target = np.array([c[ideal == level].mean() for level in b])
+        dcoef = np.zeros(len(b_rows))
+        dcoef[lo:hi] = target - c[pos]
+        if name == "mrr":
+            return dcoef, 1.0 - 1.0 / (1 + int(pos[b > 0].min()))
+        a = a_rows[lo:hi]
+        return dcoef, float(a @ ideal - a[pos] @ b)
+
+    return Reference("ranking", len(queries), lambda e: queries[e][1] - queries[e][0], constraint)
 
 
 def _dorm(name, aliases, summary, measure, extra=()):

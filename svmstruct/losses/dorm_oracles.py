@@ -114,7 +114,7 @@ def truncated_oracle(g, a, b, c, k):
         layer = grown[:count]
     counts = np.zeros(L, dtype=np.int64)
     best_total = -np.inf
-    best_state = -1
+    best_state = np.int64(-1)
     for s in layer:  # every way to fill the top k: add the sorted tail
         tail = 0.0
         p = k

@@ -47,7 +47,8 @@ def _positions_scan(sp, sn, loss_scale, psi_scale):
         for k in range(P, 0, -1):
             # move negative j above positive k: the loss gains k/(k+j-1) - k/(k+j) (over P),
             # the pair (k, j) turns from +1 to -1
-            value += loss_scale * (k / (k + j - 1.0) - k / (k + j + 0.0)) / P - 2.0 * psi_scale * (sp[k - 1] - sn[j - 1])
+            value += (loss_scale * (k / (k + j - 1.0) - k / (k + j + 0.0)) / P
+                      - 2.0 * psi_scale * (sp[k - 1] - sn[j - 1]))
             if value > best:
                 best = value
                 best_k = k - 1

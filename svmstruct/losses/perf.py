@@ -14,8 +14,8 @@ import scipy.sparse as sp
 from svmstruct.errors import InputError
 from svmstruct.losses import perf_oracles as po
 from svmstruct.losses.base import Loss
-from svmstruct.options import K, REL_THRESHOLD, Option, above, at_least
-from svmstruct.problem import TrainingProblem
+from svmstruct.options import REL_THRESHOLD, K, Option, above, at_least
+from svmstruct.problem import Reference, TrainingProblem
 
 BIAS = Option("bias", ("--b",), "float", "value of the constant feature appended to every document (svm_perf --b; "
               "0: no bias); its weight is regularised and becomes the threshold", default=1.0, metavar="B")
@@ -93,9 +93,74 @@ def _builder(code: int):
         info = {"positives": int(np.sum(y > 0)), "negatives": int(np.sum(y <= 0))}
         if code in (po.PREC_K, po.REC_K) and not opts.get("per_query"):
             info["k"] = k_abs or max(1, int(info["positives"] * frac))
-        return TrainingProblem(X, n, most_violated, bias=bias, skipped=len(sizes) - n, info=info)
+        examples = [(int(qptr[e]), int(qptr[e + 1])) for e in np.flatnonzero(used)]
+        return TrainingProblem(X, n, most_violated, bias=bias, skipped=len(sizes) - n, info=info,
+                               reference=_reference(code, y, examples, k_abs, frac, beta))
 
     return build
+
+
+# ---- the brute-force side (tests): Psi and Delta of a given output, from Joachims 2005 and svm_perf
+
+def _reference(code: int, y: np.ndarray, examples: list, k_abs: int, frac: float, beta: float) -> Reference:
+    """Outputs: a labeling of the example's documents (+1/-1 each); for ROCArea a labeling of its
+    (positive, negative) pairs (-1: swapped); for AvgPrec a ranking (each document's position)."""
+    n_rows = len(y)
+
+    def parts(e):
+        lo, hi = examples[e]
+        labels = y[lo:hi]
+        return lo, hi, np.flatnonzero(labels > 0), np.flatnonzero(labels <= 0)
+
+    def size(e):
+        lo, hi, pos, neg = parts(e)
+        return len(pos) * len(neg) if code == po.ROCAREA else hi - lo
+
+    def constraint(e, out):
+        lo, hi, pos, neg = parts(e)
+        n, P = hi - lo, len(pos)
+        dcoef = np.zeros(n_rows)
+        if code == po.ROCAREA:  # Psi = 50/(P N) sum_ij ybar_ij (x_i - x_j), Delta = 100 swapped / (P N)
+            unit = 100.0 / (P * len(neg))
+            for (i, j), label in zip(((i, j) for i in pos for j in neg), out):
+                if label < 0:
+                    dcoef[lo + i] += unit
+                    dcoef[lo + j] -= unit
+            return dcoef, unit * sum(1 for label in out if label < 0)
+        if code == po.AVGPREC:  # Psi = sum_ij ybar_ij (x_i - x_j) unscaled, Delta = 100 (1 - AP)
+            for i in pos:
+                for j in neg:
+                    if out[j] < out[i]:
+                        dcoef[lo + i] += 2.0
+                        dcoef[lo + j] -= 2.0
+            order = np.argsort(out)
+            hits = np.cumsum(y[lo:hi][order] > 0)
+            ap = float(np.mean([hits[r] / (r + 1) for r in range(n) if y[lo + order[r]] > 0]))
+            return dcoef, 100.0 * (1.0 - ap)
+        ybar = np.asarray(out, dtype=float)  # Psi = sum_i 50/N ybar_i x_i
+        truth = np.where(y[lo:hi] > 0, 1.0, -1.0)
+        dcoef[lo:hi] = 50.0 / n * (truth - ybar)
+        a = int(np.sum((truth > 0) & (ybar > 0)))
+        b = int(np.sum((truth < 0) & (ybar > 0)))
+        c = P - a
+        k = k_abs if k_abs > 0 else max(1, int(P * frac))
+        if code == po.ERRORRATE:
+            return dcoef, 100.0 * (b + c) / n
+        if (code == po.PRBEP and a + b != P) or (code == po.PREC_K and a + b < k) or (code == po.REC_K and a + b > k):
+            return None
+        if code == po.ZEROONE:
+            delta = 1.0 if b + c else 0.0
+        elif code == po.FBETA:
+            b2 = beta * beta
+            delta = 100.0 if a == 0 else 100.0 * (1 - (1 + b2) * a / ((1 + b2) * a + b2 * c + b))
+        elif code == po.PREC_K:
+            delta = 100.0 * b / (a + b)
+        else:  # PRBEP, REC_K: 1 - recall
+            delta = 100.0 * c / P
+        return (dcoef, delta) if delta > 0 else None  # as svm_perf, only labelings with Delta > 0 compete
+
+    kind = "ranking" if code == po.AVGPREC else "labeling"
+    return Reference(kind, len(examples), size, constraint)
 
 
 def _k_measure(prefix: str):

@@ -12,7 +12,7 @@ import numpy as np
 from svmstruct.errors import InputError
 from svmstruct.losses import rank_oracles
 from svmstruct.losses.base import Loss
-from svmstruct.problem import TrainingProblem
+from svmstruct.problem import Reference, TrainingProblem
 
 
 def _pairs_builder(per_query_average: bool):
@@ -33,14 +33,41 @@ def _pairs_builder(per_query_average: bool):
             epsilon_scale=1.0 if per_query_average else total / n,
             skipped=int(np.sum(pairs == 0)),
             info={"queries": n, "pairs": total},
+            reference=_reference(y, qptr, per_query_average),
         )
 
     return build
 
 
+def _reference(y: np.ndarray, qptr: np.ndarray, per_query_average: bool) -> Reference:
+    """Outputs: a labeling of the query's pairs of different label (-1: swapped); Psi = sum_pairs
+    ybar_ij (x_i - x_j) / 2 (scaled by 1/pairs_q for pairs-avg), Delta = swapped pairs (Joachims 2006)."""
+    queries = [(int(lo), int(hi)) for lo, hi in zip(qptr[:-1], qptr[1:])
+               if len(np.unique(y[lo:hi])) > 1]
+
+    def pairs(e):
+        lo, hi = queries[e]
+        labels = y[lo:hi]
+        return lo, [(i, j) if labels[i] > labels[j] else (j, i)
+                    for i in range(hi - lo) for j in range(i + 1, hi - lo) if labels[i] != labels[j]]
+
+    def constraint(e, out):
+        lo, both = pairs(e)
+        scale = 1.0 / len(both) if per_query_average else 1.0
+        dcoef = np.zeros(len(y))
+        for (high, low), label in zip(both, out):
+            if label < 0:
+                dcoef[lo + high] += scale
+                dcoef[lo + low] -= scale
+        return dcoef, scale * sum(1 for label in out if label < 0)
+
+    return Reference("labeling", len(queries), lambda e: len(pairs(e)[1]), constraint)
+
+
 LOSSES = [
     Loss("pairs", ("rank1",), "rank", "swapped pairs per query, summed (svm_rank -l 1)", _pairs_builder(False), 0.001,
-         output="labeling", measure=lambda o: "pairacc", needs_qid=True),
+         output="labeling", measure=lambda o: "pairacc", needs_qid=True, other_codes=("1",)),
     Loss("pairs-avg", ("rank2",), "rank", "fraction of swapped pairs averaged over queries (svm_rank -l 2)",
-         _pairs_builder(True), 0.001, output="labeling", measure=lambda o: "pairacc", needs_qid=True),
+         _pairs_builder(True), 0.001, output="labeling", measure=lambda o: "pairacc", needs_qid=True,
+         other_codes=("2",)),
 ]

@@ -12,7 +12,7 @@ from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
 from svmstruct.losses.map_oracles import map_most_violated
 from svmstruct.options import REL_THRESHOLD
-from svmstruct.problem import TrainingProblem
+from svmstruct.problem import Reference, TrainingProblem
 
 
 def build(data, opts: dict) -> TrainingProblem:
@@ -26,8 +26,32 @@ def build(data, opts: dict) -> TrainingProblem:
     def most_violated(scores):
         return map_most_violated(relevant, scores, qptr)
 
+    examples = [(int(qptr[q]), int(qptr[q + 1])) for q in np.flatnonzero(used)]
     return TrainingProblem(data.X, int(used.sum()), most_violated, skipped=int((~used).sum()),
-                           info={"queries": len(used), "relevant": int(pos.sum())})
+                           info={"queries": len(used), "relevant": int(pos.sum())},
+                           reference=_reference(relevant, examples))
+
+
+def _reference(relevant: np.ndarray, examples: list) -> Reference:
+    """Outputs: a ranking of the query (each document's position); Psi and Delta as the paper's eq. 4 and
+    Delta = 1 - AP."""
+
+    def constraint(e, out):
+        lo, hi = examples[e]
+        rel = np.flatnonzero(relevant[lo:hi] > 0)
+        non = np.flatnonzero(relevant[lo:hi] < 0)
+        unit = 1.0 / (len(rel) * len(non))
+        dcoef = np.zeros(len(relevant))
+        for i in rel:
+            for j in non:
+                if out[j] < out[i]:  # y_ij = -1 instead of +1
+                    dcoef[lo + i] += 2 * unit
+                    dcoef[lo + j] -= 2 * unit
+        ranks = np.sort(np.asarray(out)[rel]) + 1
+        ap = float(np.mean(np.arange(1, len(rel) + 1) / ranks))
+        return dcoef, 1.0 - ap
+
+    return Reference("ranking", len(examples), lambda e: examples[e][1] - examples[e][0], constraint)
 
 
 LOSSES = [

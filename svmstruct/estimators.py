@@ -1,0 +1,312 @@
+"""scikit-learn compatible estimators: SVMPerf (a binary classifier trained for an svm_perf measure) and
+SVMRank (a linear ranker trained for a ranking measure: svm_rank's pairs, SVM-map, DORM).
+
+They follow scikit-learn's estimator contract (parameters stored untouched by __init__, get_params /
+set_params, fitted attributes ending in `_`, clone-able, picklable) without importing scikit-learn,
+which stays a test-only dependency. A fitted estimator saves and loads the same plain-text model files
+as `svmstruct learn` / `svmstruct classify`.
+
+    >>> from svmstruct import SVMRank
+    >>> ranker = SVMRank(loss="ndcg@10", C=100).fit(X, y, qid=qid)
+    >>> ranker.predict(X_test)                      # one score per row: sort within a query
+    >>> ranker.score(X_test, y_test, qid=qid_test)  # mean NDCG@10 over the test queries
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from svmstruct import api, data, model
+from svmstruct.errors import InputError
+
+
+class _Linear:
+    """What SVMPerf and SVMRank share: parameters, fitting through svmstruct.api, scores w.x + b."""
+
+    _families: tuple = ()  # loss families the estimator accepts
+    loss: str
+    C: float
+    epsilon: float | None
+    max_iterations: int
+
+    @classmethod
+    def _param_names(cls) -> list:
+        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        valid = self._param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; valid: {', '.join(valid)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
+        changed = [f"{k}={v!r}" for k, v in self.get_params().items()
+                   if v is not defaults.get(k) and v != defaults.get(k)]
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def _loss(self):
+        options = {k: v for k, v in self.get_params().items()
+                   if k not in ("loss", "C", "epsilon", "max_iterations") and v is not None}
+        loss, opts = api.resolve_loss(str(self.loss), options)
+        if loss.family not in self._families:
+            raise InputError(f"{type(self).__name__} takes a loss of the families {', '.join(self._families)}; "
+                             f"{loss.name} is a {loss.family} loss")
+        return loss, opts
+
+    def _train(self, dataset: data.Dataset) -> None:
+        loss, opts = self._loss()
+        self.model_ = api.train_loss(loss, opts, dataset, self.C, self.epsilon, self.max_iterations)
+        self._set_fitted(self.model_, dataset.n_features)
+
+    def _set_fitted(self, trained: model.Model, n_features: int) -> None:
+        self.coef_ = np.zeros(n_features)
+        common = min(n_features, trained.n_features)
+        self.coef_[:common] = trained.w[:common]
+        self.intercept_ = -float(trained.threshold)
+        self.n_features_in_ = n_features
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "coef_"):
+            try:
+                from sklearn.exceptions import NotFittedError
+            except ImportError:  # scikit-learn absent: the same message as a plain AttributeError
+                raise AttributeError(f"This {type(self).__name__} instance is not fitted yet; call fit first.") \
+                    from None
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit first.")
+
+    def _scores(self, X) -> np.ndarray:
+        self._check_fitted()
+        X = _as_matrix(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
+        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+
+    def _measure(self) -> str:
+        loss, opts = self._loss()
+        name = loss.measure(opts) if loss.measure else None
+        if name is None:
+            raise ValueError(f"loss {loss.name} names no measure to score with")
+        return name
+
+    def save(self, path: str, fmt: str = "svmstruct") -> None:
+        """Write the fitted model as `svmstruct learn` does (`svmstruct classify` reads it)."""
+        self._check_fitted()
+        self.model_.save(path, fmt)
+
+    @classmethod
+    def load(cls, path: str):
+        """An estimator fitted with the model file at `path` (ours, or svm_perf's / svm_rank's)."""
+        trained = model.load_model(path)
+        estimator = cls()
+        if trained.loss != "svmlight":
+            params = {"loss": trained.loss, "C": float(trained.header.get("C", 1.0))}
+            valid = set(cls._param_names())
+            params.update({k: v for k, v in trained.options.items() if k in valid})
+            estimator.set_params(**params)
+            _, opts = estimator._loss()  # parses the options read back as text
+            estimator.set_params(**{k: v for k, v in opts.items() if k in params})
+        estimator.model_ = trained
+        estimator._set_fitted(trained, trained.n_features)
+        return estimator
+
+    def get_metadata_routing(self):
+        """fit and score take the query ids `qid` (scikit-learn's metadata routing: with
+        sklearn.set_config(enable_metadata_routing=True), GridSearchCV(...).fit(X, y, qid=qid, groups=qid)
+        hands every fold its own queries)."""
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = MetadataRequest(owner=type(self).__name__)
+        request.fit.add_request(param="qid", alias=True)
+        request.score.add_request(param="qid", alias=True)
+        return request
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, Tags, TargetTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=True),
+                    input_tags=InputTags(sparse=True, allow_nan=False))
+
+
+def _as_matrix(X):
+    """X as a float64 CSR matrix or 2-D array, with scikit-learn's messages for what it rejects."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if X.dtype.kind == "c":
+            raise ValueError("Complex data not supported")
+        X = X.astype(np.float64)
+        values = X.data
+    else:
+        X = np.asarray(X)
+        if X.dtype.kind == "c":
+            raise ValueError("Complex data not supported")
+        X = X.astype(np.float64)  # an object array of numbers converts; anything else raises numpy's TypeError
+        values = X
+    if X.ndim != 2:
+        raise ValueError(f"Expected 2D array, got {X.ndim}D array instead. Reshape your data either using "
+                         "array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) if it "
+                         "contains a single sample.")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"Found array with {X.shape[0]} sample(s) and {X.shape[1]} feature(s) (shape={X.shape}) "
+                         "while a minimum of 1 is required.")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("Input X contains NaN or infinity.")
+    return X
+
+
+def _as_target(y, n: int, owner: str) -> np.ndarray:
+    """y as a 1-D array of n values (a column vector is accepted with scikit-learn's warning)."""
+    if y is None:
+        raise ValueError(f"{owner} requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        import warnings
+
+        try:
+            from sklearn.exceptions import DataConversionWarning as Warn
+        except ImportError:
+            Warn = UserWarning  # type: ignore[misc]  # noqa: N806
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape of y to "
+                      "(n_samples,), for example using ravel().", Warn, stacklevel=3)
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y should be a 1d array, got an array of shape {y.shape} instead.")
+    if len(y) != n:
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: [{n}, {len(y)}]")
+    return y
+
+
+class SVMPerf(_Linear):
+    """A linear binary classifier trained for an svm_perf measure (Joachims 2005).
+
+    loss: "f1", "errorrate", "prbep", "prec@k", "rec@k", "rocarea", "avgprec", "zeroone" (or svm_perf's
+    codes); C and epsilon as `svmstruct learn` (svm_perf's scaling); the loss options as keywords (bias,
+    beta, p, k, per_query, rel_threshold). y holds two classes; the larger (classes_[1]) is positive.
+    score(X, y) is the loss's own measure (F1 for f1, accuracy for errorrate, ...).
+    """
+
+    _families = ("perf",)
+
+    def __init__(self, loss="errorrate", C=1.0, epsilon=None, bias=None, beta=None, p=None, k=None,
+                 per_query=None, rel_threshold=None, max_iterations=100000):
+        self.loss = loss
+        self.C = C
+        self.epsilon = epsilon
+        self.bias = bias
+        self.beta = beta
+        self.p = p
+        self.k = k
+        self.per_query = per_query
+        self.rel_threshold = rel_threshold
+        self.max_iterations = max_iterations
+
+    def fit(self, X, y, qid=None):
+        X = _as_matrix(X)
+        y = _as_target(y, X.shape[0], type(self).__name__)
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            raise ValueError("Input y contains NaN or infinity.")
+        if y.dtype.kind == "f" and not np.all(y == np.round(y)):
+            raise ValueError("Unknown label type: continuous. SVMPerf is a binary classifier; y must hold two "
+                             "class labels.")
+        classes = np.unique(y)
+        if len(classes) != 2:
+            kind = "multiclass" if len(classes) > 2 else "unary"
+            raise ValueError(f"Only binary classification is supported. The type of the target is {kind} "
+                             f"({len(classes)} classes).")
+        self.classes_ = classes
+        dataset, _ = data.from_arrays(X, np.where(y == classes[1], 1.0, -1.0), qid)
+        self._train(dataset)
+        return self
+
+    def decision_function(self, X) -> np.ndarray:
+        """w.x + b for every row (positive: classes_[1])."""
+        return self._scores(X)
+
+    def predict(self, X) -> np.ndarray:
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
+
+    def score(self, X, y, qid=None) -> float:
+        """The loss's own measure of the predictions (eval's definition; higher is better)."""
+        y = np.where(np.asarray(y).ravel() == self.classes_[1], 1.0, -1.0)
+        dataset, order = data.from_arrays(_as_matrix(X), y, qid)
+        return _mean_measure(self._measure(), dataset, self.decision_function(X)[order])
+
+    @classmethod
+    def load(cls, path: str):
+        estimator = super().load(path)
+        estimator.classes_ = np.array([-1, 1])
+        return estimator
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags
+
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "classifier"
+        tags.classifier_tags = ClassifierTags(multi_class=False)
+        return tags
+
+
+class SVMRank(_Linear):
+    """A linear ranker trained for a ranking measure: svm_rank's "pairs" / "pairs-avg", SVM-map's "map",
+    DORM's "ndcg@10", "mrr", "wta", "mwta", "dcg@k", "precision@k", "eru".
+
+    fit(X, y, qid): graded labels y, queries qid (rows of a query need not be adjacent; without qid the
+    whole set is one query). predict(X) gives scores (rank by them within a query); score(X, y, qid) the
+    loss's measure averaged over queries (NDCG@10 for ndcg@10, MAP for map, pair accuracy for pairs).
+    """
+
+    _families = ("rank", "map", "dorm")
+
+    def __init__(self, loss="pairs", C=1.0, epsilon=None, k=None, position_weights=None, eru_alpha=None,
+                 eru_neutral=None, rel_threshold=None, max_iterations=100000):
+        self.loss = loss
+        self.C = C
+        self.epsilon = epsilon
+        self.k = k
+        self.position_weights = position_weights
+        self.eru_alpha = eru_alpha
+        self.eru_neutral = eru_neutral
+        self.rel_threshold = rel_threshold
+        self.max_iterations = max_iterations
+
+    def fit(self, X, y, qid=None):
+        X = _as_matrix(X)
+        y = _as_target(y, X.shape[0], type(self).__name__)
+        if X.shape[0] < 2:
+            raise ValueError("n_samples=1: a ranker needs at least two documents to order")
+        dataset, _ = data.from_arrays(X, y, np.zeros(len(y)) if qid is None else qid)
+        self._train(dataset)
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """A score per row (higher ranks first within a query)."""
+        return self._scores(X)
+
+    def score(self, X, y, qid=None) -> float:
+        """The loss's measure, averaged over the queries of (X, y, qid)."""
+        dataset, order = data.from_arrays(_as_matrix(X), y, np.zeros(len(y)) if qid is None else qid)
+        return _mean_measure(self._measure(), dataset, self.predict(X)[order])
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import RegressorTags
+
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = "regressor"  # scores of a continuous target (graded labels)
+        tags.regressor_tags = RegressorTags(poor_score=True)  # score is the loss's measure, not R^2
+        return tags
+
+
+def _mean_measure(name: str, dataset: data.Dataset, scores: np.ndarray) -> float:
+    from svmstruct import evaluate
+
+    return float(evaluate.measure_table(dataset, scores, [name])[name]["all"])

@@ -1,0 +1,101 @@
+"""The Python API: svmstruct.fit and the scikit-learn estimators SVMPerf and SVMRank (scikit-learn's own
+estimator checks, clone, pickling, GridSearchCV with GroupKFold, model files shared with the CLI)."""
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import svmstruct
+
+from conftest import DATA, ROOT, need_shared
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.base import clone  # noqa: E402
+from sklearn.model_selection import GridSearchCV, GroupKFold  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+SMALL = ROOT / "data" / "mq2008-small"
+
+
+# Every check scikit-learn yields for a linear binary classifier and for a regressor-like estimator runs;
+# scikit-learn itself skips check_array_api_input (array-API mode off) and the pandas checks (pandas absent).
+@parametrize_with_checks([svmstruct.SVMPerf(), svmstruct.SVMPerf(loss="f1", C=10), svmstruct.SVMRank()])
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_svmrank_equals_the_command_line_on_mq2008(tmp_path):
+    """SVMRank(loss="pairs", C=1).fit(X, y, qid=q) on MQ2008 S1: the objective and scores of
+    `svmstruct learn -l pairs -c 1` (same numbers, not merely close)."""
+    need_shared()
+    train = DATA / "mq2008" / "S1.txt"
+    model_file = tmp_path / "cli.model"
+    run = subprocess.run([sys.executable, "-m", "svmstruct", "learn", "-l", "pairs", "-c", "1", "-v", "0", str(train),
+                          str(model_file)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    from_cli = svmstruct.load_model(str(model_file))
+    dataset = svmstruct.read_svmlight(str(train))
+    ranker = svmstruct.SVMRank(loss="pairs", C=1).fit(dataset.X, dataset.y, qid=dataset.qid)
+    assert ranker.model_.result.primal == float(from_cli.header["primal"])
+    np.testing.assert_array_equal(ranker.predict(dataset.X), from_cli.predict(dataset))
+    assert svmstruct.fit(dataset, "pairs", C=1).result.primal == ranker.model_.result.primal
+
+
+def test_rows_of_a_query_need_not_be_adjacent():
+    dataset = svmstruct.read_svmlight(str(SMALL / "train.txt"))
+    rng = np.random.default_rng(0)
+    order = rng.permutation(dataset.n_docs)
+    X, y, q = dataset.X, dataset.y, dataset.qid
+    a = svmstruct.SVMRank(loss="map", C=1).fit(X, y, qid=q)
+    b = svmstruct.SVMRank(loss="map", C=1).fit(X[order], y[order], qid=q[order])
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-8)
+    np.testing.assert_allclose(a.predict(X), b.predict(X), atol=1e-8)
+
+
+def test_grid_search_over_C_with_group_k_fold():
+    dataset = svmstruct.read_svmlight(str(SMALL / "train.txt"))
+    X, y, q = dataset.X, dataset.y, dataset.qid
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(svmstruct.SVMRank(loss="ndcg@10"), {"C": [0.1, 10.0]}, cv=GroupKFold(3))
+        search.fit(X, y, qid=q, groups=q)
+    assert search.best_params_["C"] in (0.1, 10.0)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all((scores > 0.2) & (scores < 1.0))  # mean NDCG@10 of each fold's own queries
+    classifier = GridSearchCV(svmstruct.SVMPerf(loss="f1"), {"C": [1.0, 100.0]}, cv=3).fit(X, y > 0)
+    assert 0 < classifier.best_score_ < 1
+
+
+def test_clone_pickle_and_model_files_shared_with_the_cli(tmp_path):
+    dataset = svmstruct.read_svmlight(str(SMALL / "train.txt"))
+    test = svmstruct.read_svmlight(str(SMALL / "test.txt"), n_features=dataset.n_features)
+    ranker = svmstruct.SVMRank(loss="ndcg@10", C=10, position_weights="log")
+    assert clone(ranker).get_params() == ranker.get_params()
+    ranker.fit(dataset.X, dataset.y, qid=dataset.qid)
+    again = pickle.loads(pickle.dumps(ranker))
+    np.testing.assert_array_equal(again.predict(test.X), ranker.predict(test.X))
+    # Python -> shell: classify reads the saved model
+    path = tmp_path / "r.model"
+    ranker.save(str(path))
+    run = subprocess.run([sys.executable, "-m", "svmstruct", "classify", str(SMALL / "test.txt"), str(path)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    np.testing.assert_allclose([float(v) for v in run.stdout.split()], ranker.predict(test.X), atol=5e-9)
+    # shell -> Python: a model from `learn` loads as a fitted estimator with its loss and options
+    cli_model = tmp_path / "c.model"
+    assert subprocess.run([sys.executable, "-m", "svmstruct", "learn", "-l", "ndcg@5", "--position-weights", "log",
+                           "-c", "10", "-v", "0", str(SMALL / "train.txt"), str(cli_model)]).returncode == 0
+    loaded = svmstruct.SVMRank.load(str(cli_model))
+    assert (loaded.loss, loaded.k, loaded.position_weights, loaded.C) == ("ndcg@k", 5, "log", 10.0)
+    assert 0.2 < loaded.score(test.X, test.y, qid=test.qid) <= 1.0
+
+
+def test_estimators_reject_losses_of_the_other_kind_and_options_that_do_not_apply():
+    X, y = np.random.default_rng(0).normal(size=(20, 3)), np.arange(20) % 2
+    with pytest.raises(ValueError, match="families"):
+        svmstruct.SVMPerf(loss="map").fit(X, y)
+    with pytest.raises(ValueError, match="does not apply"):
+        svmstruct.SVMRank(loss="pairs", position_weights="log").fit(X, y)
+    with pytest.raises(ValueError, match="finite"):
+        svmstruct.SVMPerf(loss="f1", beta=float("nan")).fit(X, y)

@@ -1,0 +1,50 @@
+"""Adding a loss takes one module and one registration (docs/ARCHITECTURE.md walks through exactly this):
+the CLI then accepts the loss and its new option, and the generic contract battery tests it."""
+import numpy as np
+import pytest
+
+from svmstruct import cli, data, losses, model
+
+import test_loss_contract as contract
+import toy_loss
+from conftest import ROOT
+
+TRAIN = ROOT / "data" / "mq2008-small" / "train.txt"
+
+
+@pytest.fixture
+def toy_registered():
+    losses.register(toy_loss)
+    yield
+    losses.unregister(toy_loss)
+
+
+def test_a_registered_loss_with_a_new_option_trains_from_the_unchanged_cli(toy_registered, tmp_path, capsys):
+    cli_source = (ROOT / "svmstruct" / "cli.py").read_bytes()
+    m = tmp_path / "toy.model"
+    cli.main(["learn", "-l", "toy", "--toy-option", "3", "-c", "1", "-v", "0", str(TRAIN), str(m)])
+    trained = model.load_model(str(m))
+    assert trained.loss == "toy" and trained.options == {"toy_option": "3"}
+    assert trained.header["converged"] == "1"
+    # the margin matters: with --toy-option 3 the scores are spread about three times wider than with 1
+    cli.main(["learn", "-l", "toy", "--toy-option", "1", "-c", "1", "-v", "0", str(TRAIN), str(tmp_path / "one")])
+    dataset = data.read_svmlight(str(TRAIN))
+    spread3 = np.std(trained.predict(dataset))
+    spread1 = np.std(model.load_model(str(tmp_path / "one")).predict(dataset))
+    assert 2.0 < spread3 / spread1 < 4.0
+    cli.main(["classify", str(TRAIN), str(m), str(tmp_path / "scores")])
+    assert len((tmp_path / "scores").read_text().splitlines()) == dataset.n_docs
+    # the new option is the toy's alone, and the help lists it
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["learn", "-l", "map", "--toy-option", "3", str(TRAIN), str(tmp_path / "x")])
+    assert exit_info.value.code == 2 and "--toy-option does not apply to loss map" in capsys.readouterr().err
+    cli.main(["learn", "--help"])
+    assert "--toy-option M" in capsys.readouterr().out
+    assert (ROOT / "svmstruct" / "cli.py").read_bytes() == cli_source  # cli.py was not touched to get here
+
+
+def test_the_contract_battery_runs_on_the_new_loss(toy_registered, tmp_path, capsys):
+    contract.test_names_and_options("toy")
+    contract.test_oracle_attains_the_best_enumerated_output("toy", tmp_path)
+    contract.test_training_converges_with_a_certified_gap_and_the_model_round_trips("toy", tmp_path)
+    contract.test_learn_and_classify_through_the_command_line("toy", tmp_path, capsys)
