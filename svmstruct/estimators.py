@@ -171,12 +171,15 @@ def _as_target(y, n: int, owner: str) -> np.ndarray:
     if y.ndim == 2 and y.shape[1] == 1:
         import warnings
 
+        category: type[Warning] = UserWarning
         try:
-            from sklearn.exceptions import DataConversionWarning as Warn
+            from sklearn.exceptions import DataConversionWarning
+
+            category = DataConversionWarning
         except ImportError:
-            Warn = UserWarning  # type: ignore[misc]  # noqa: N806
+            pass
         warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape of y to "
-                      "(n_samples,), for example using ravel().", Warn, stacklevel=3)
+                      "(n_samples,), for example using ravel().", category, stacklevel=3)
         y = y.ravel()
     if y.ndim != 1:
         raise ValueError(f"y should be a 1d array, got an array of shape {y.shape} instead.")
