@@ -22,3 +22,33 @@ def need_shared():
 def shared():
     need_shared()
     return SHARED
+
+
+class Result:
+    """What a command run gave: exit code, stdout, stderr (as subprocess.CompletedProcess names them)."""
+
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def invoke(*args, stdin=None):
+    """`svmstruct ARGS` run in this process (svmstruct.cli.main), stdin from a string; for the tests whose
+    point is not the process itself (start-up, signals, the numba cache have their own subprocess tests)."""
+    import contextlib
+    import io
+
+    from svmstruct import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO((stdin or "").encode()), encoding="utf-8")
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli.main([str(a) for a in args])
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+    finally:
+        sys.stdin = saved
+    return Result(code, out.getvalue(), err.getvalue())

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import invoke
+
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ROOT / "data" / "mq2008-small" / "train.txt"
 TEST = ROOT / "data" / "mq2008-small" / "test.txt"
@@ -13,9 +15,13 @@ TEST = ROOT / "data" / "mq2008-small" / "test.txt"
 GOOD = "1 qid:1 1:0.5 3:1.0 # d1\n0 qid:1 1:0.1 2:0.3\n1 qid:2 2:1.5 # d3\n0 qid:2 1:0.7 3:0.2\n"
 
 
-def run(*args, stdin=None, env=None, cwd=None):
+def process(*args, stdin=None, env=None, cwd=None):
+    """A whole `python -m svmstruct` process (for what concerns the process: the numba cache, signals)."""
     return subprocess.run([sys.executable, "-m", "svmstruct", *map(str, args)], input=stdin, capture_output=True,
                           text=True, env={**os.environ, **(env or {})}, cwd=cwd)
+
+
+run = invoke
 
 
 def assert_user_error(result, *fragments):
@@ -68,11 +74,11 @@ def test_learn_twice_gives_byte_identical_models_and_no_recompilation(tmp_path):
     cache = tmp_path / "numba-cache"
     env = {"NUMBA_CACHE_DIR": str(cache)}
     first, second = tmp_path / "a.model", tmp_path / "b.model"
-    r1 = run("learn", "-l", "rocarea", "-c", "1", "-v", "0", TRAIN, first, env=env)
+    r1 = process("learn", "-l", "rocarea", "-c", "1", "-v", "0", TRAIN, first, env=env)
     assert r1.returncode == 0, r1.stderr
     snapshot = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()}
     assert any(p.suffix == ".nbc" for p in snapshot), "numba wrote no cache"
-    r2 = run("learn", "-l", "rocarea", "-c", "1", "-v", "0", TRAIN, second, env=env)
+    r2 = process("learn", "-l", "rocarea", "-c", "1", "-v", "0", TRAIN, second, env=env)
     assert r2.returncode == 0, r2.stderr
     after = {p: p.stat().st_mtime_ns for p in cache.rglob("*") if p.is_file()}
     assert after == snapshot, "the second run recompiled a kernel"

@@ -12,6 +12,8 @@ from svmstruct import data
 from svmstruct.diversity import baselines, features, greedy, measures, qrels
 from svmstruct.errors import InputError
 
+from conftest import invoke
+
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "data" / "div" / "small"
 
@@ -92,8 +94,7 @@ def test_loss_recall_and_alpha_ndcg_equal_independent_loops():
             assert got >= adcg(ranking) / ideal_value - 1e-9
 
 
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "svmstruct", *map(str, args)], capture_output=True, text=True)
+run = invoke
 
 
 def test_learn_classify_eval_on_the_shipped_synthetic_data(tmp_path):

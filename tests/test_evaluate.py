@@ -11,13 +11,13 @@ from scipy import stats
 from svmstruct import data, evaluate, measures
 from svmstruct.errors import InputError
 
+from conftest import invoke
+
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "data" / "mq2008-small"
 
 
-def svmstruct(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "svmstruct", *map(str, args)], input=stdin, capture_output=True,
-                          text=True)
+svmstruct = invoke
 
 
 @pytest.fixture(scope="module")
