@@ -1,4 +1,4 @@
-"""SVMlight input: reading, validation and grouping into examples (DESIGN.md section 3).
+"""SVMlight input: reading, validation and grouping into examples (README, "Input format").
 
 The only place input is validated; every malformed line raises InputError naming file:line.
 """
