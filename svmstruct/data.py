@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import math
 import re
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,9 @@ class Dataset:
     line: np.ndarray  # int64 source line number (1-based) of each row
     path: str
     has_qid: bool
+    # feature index - 1 of every column when the file's indices are sparse (hashed ids up to 2^31 - 1 are
+    # stored as the distinct ids used, not as columns up to the largest); None: column j is index j + 1
+    columns: np.ndarray | None = None
 
     @property
     def n_docs(self) -> int:
@@ -49,6 +53,12 @@ class Dataset:
 
 _DOCID = re.compile(rb"docid\s*=\s*(\S+)")
 CHUNK = 1 << 23  # bytes of text parsed per kernel call; memory stays near the final arrays
+# values the kernel's fast path leaves to Python: plain decimals only (float() would also take '1_0',
+# non-ASCII digits and surrounding Unicode spaces), and the spellings of nan/inf, which are not finite
+_DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_NON_FINITE = re.compile(rb"[+-]?(?:nan|inf|infinity)\Z", re.IGNORECASE)
+# indices above this are compacted to the distinct ones used when at most half of the range is used
+COMPACT_ABOVE = 1 << 20
 
 
 def _complete_chunks(f, name: str):
@@ -59,18 +69,20 @@ def _complete_chunks(f, name: str):
     while True:
         try:
             got = f.readinto(memoryview(buf)[kept:])
-        except (OSError, EOFError) as e:
-            raise InputError(f"cannot read: {e}", name) from None
+        except (OSError, EOFError, zlib.error) as e:
+            raise InputError(f"cannot read (corrupt or truncated?): {e}", name) from None
         if not got:
             if kept:
                 yield memoryview(bytes(buf[:kept]) + b"\n")
             return
         total = kept + got
         cut = buf.rfind(b"\n", 0, total) + 1
-        if cut == 0:  # a line longer than the buffer: grow it
+        if cut == 0:  # a line longer than the buffer: grow it (a new buffer: the last chunk may still be in use)
             kept = total
             if total == len(buf):
-                buf.extend(bytearray(len(buf)))
+                grown = bytearray(2 * len(buf))
+                grown[:total] = buf[:total]
+                buf = grown
             continue
         yield memoryview(buf)[:cut]
         kept = total - cut
@@ -122,7 +134,9 @@ def docid_from_comment(comment: bytes) -> str | None:
 def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, layout: str = "sparse") -> Dataset:
     """Read an SVMlight file (``-`` for stdin, gzip detected by its magic bytes).
 
-    n_features widens X to at least that many columns (to score a test file with a model). dtype
+    n_features widens X to at least that many columns (to line a test file up with a training file); a
+    file with feature indices above COMPACT_ABOVE that uses at most half of its index range gets only
+    the columns it uses, their indices in `columns`, whatever n_features asks. dtype
     float32 stores the features in single precision, as svm_light does (half the memory). layout
     'sparse' gives a CSR matrix, 'dense' an ndarray (for dense data it saves the 4-byte index of every
     value), 'auto' whichever takes less memory.
@@ -145,6 +159,8 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
         width = max(highest, n_features or 0)
         itemsize = np.dtype(dtype).itemsize
         dense = layout == "dense" or (layout == "auto" and rows * width * itemsize <= nnz * (itemsize + 4))
+        if dense and width > COMPACT_ABOVE:
+            dense = False  # parse sparse, compact the columns, then densify (below)
         X = np.zeros((rows, width) if dense else (0, width), dtype=dtype)
         indptr = np.zeros(rows + 1 if not dense else 1, dtype=np.int64)
         indices = np.empty(0 if dense else nnz, dtype=np.int32)
@@ -161,14 +177,48 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
             _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, has_qid, lines, docids)
     if state["row"] != rows:
         raise InputError(f"the file changed while it was read ({state['row']} rows, expected {rows})", name)
+    _check_single_precision(X if dense else values, dense, indptr, lines, name)
     if has_qid.any() and not has_qid.all():
         row = int(np.flatnonzero(has_qid != has_qid[0])[0])
         raise InputError("either every line has a qid or none has", name, int(lines[row]))
     any_qid = bool(has_qid[0])
     qptr = group_queries(qid, lines, name) if any_qid else np.array([0, rows], dtype=np.int64)
+    columns = None
     if not dense:
-        X = sp.csr_matrix((values, indices, indptr), shape=(rows, width))
-    return Dataset(X, y, qid, qptr, docids.freeze(), lines, name, any_qid)
+        if highest > COMPACT_ABOVE:  # whatever n_features asks: the model maps features by index
+            columns, indices = _compact(indices, highest)
+        X = sp.csr_matrix((values, indices, indptr), shape=(rows, width if columns is None else len(columns)))
+        if layout == "dense":
+            _check_dense_size(rows, X.shape[1], itemsize, name)
+            X = X.toarray()
+    return Dataset(X, y, qid, qptr, docids.freeze(), lines, name, any_qid, columns)
+
+
+def _compact(indices: np.ndarray, width: int) -> tuple:
+    """(columns, indices): the distinct 0-based indices used, and every index replaced by its position
+    among them, when they use at most half of 0..width-1; else (None, indices)."""
+    columns = np.unique(indices)
+    if 2 * len(columns) > width:
+        return None, indices
+    return columns.astype(np.int64), np.searchsorted(columns, indices).astype(np.int32)
+
+
+def _check_dense_size(rows: int, width: int, itemsize: int, name: str) -> None:
+    """--dense on sparse data with a huge index range would allocate rows x width: refuse it."""
+    size = rows * width * itemsize
+    if size > 1 << 32:
+        raise InputError(f"--dense needs {size / 2**30:.1f} GiB for {rows} lines x {width} features; "
+                         "the data is sparse: leave out --dense", name)
+
+
+def _check_single_precision(values: np.ndarray, dense: bool, indptr: np.ndarray, lines: np.ndarray, name: str):
+    """A value beyond single precision's range becomes inf in a float32 array (--float32): name its line."""
+    if values.dtype != np.float32 or values.size == 0 or np.all(np.isfinite(values)):
+        return
+    first = int(np.flatnonzero(~np.isfinite(values.reshape(-1)))[0])
+    row = first // values.shape[1] if dense else int(np.searchsorted(indptr, first, side="right")) - 1
+    raise InputError("a feature value is beyond single precision's range (about 3.4e38): leave out --float32",
+                     name, int(lines[row]))
 
 
 _MESSAGES = {
@@ -179,65 +229,66 @@ _MESSAGES = {
     parser.NOT_INCREASING: "feature indices must increase: '{tok}' after index {last}",
     parser.BAD_QID: "bad qid '{tok}'",
     parser.QID_MISPLACED: "qid must come once, before the features: '{tok}'",
-    parser.BAD_OPTION: "bad sid/cost token '{tok}'",
+    parser.BAD_OPTION: "bad sid/cost token '{tok}' (sid:<integer>, cost:<number>)",
     parser.OPTION_MISPLACED: "sid/cost must come before the features: '{tok}'",
+    parser.INDEX_TOO_LARGE: f"feature index '{{tok}}' is above the largest supported, {parser.MAX_INDEX}",
 }
 
 
 def _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, has_qid, lines, docids):
-    """Parse one buffer of whole lines into the arrays, converting fallback tokens with float()."""
+    """Parse one buffer of whole lines into the arrays; tokens off the kernel's fast path are converted
+    here. The first problem in file order is reported, its line found from its byte position."""
     arr = np.frombuffer(buf, dtype=np.uint8)
     rows_before = state["row"]
+    first_line = state["line"]  # lines before this buffer
     comment_start = np.zeros(len(y), dtype=np.int64)  # indexed by row, like every output array
     comment_end = np.zeros(len(y), dtype=np.int64)
     capacity = 1 << 16
     p = 0
     flat = X.reshape(-1) if dense else values
+    newlines = None
+
+    def line_at(position: int) -> int:
+        nonlocal newlines
+        if newlines is None:
+            newlines = np.flatnonzero(arr == parser.NEWLINE)
+        return first_line + int(np.searchsorted(newlines, position)) + 1
+
     while True:
         fb_pos = np.empty(capacity, dtype=np.int64)
         fb_start = np.empty(capacity, dtype=np.int64)
         fb_end = np.empty(capacity, dtype=np.int64)
-        row0 = state["row"]
         code, p, line, row, nz, count, t0, t1, last = parser.parse_lines(
-            arr, len(arr), p, state["line"], row0, state["nz"], dense, X, indptr, indices, values, y, qid,
-            has_qid, lines, comment_start, comment_end,
-            fb_pos, fb_start, fb_end, 0)
+            arr, len(arr), p, state["line"], state["row"], state["nz"], dense, X, indptr, indices, values, y, qid,
+            has_qid, lines, comment_start, comment_end, fb_pos, fb_start, fb_end, 0)
+        problems = []  # (byte position, message) of every bad token found
         for k in range(count):
-            token = bytes(buf[fb_start[k]:fb_end[k]]).decode("utf-8", "replace")
+            raw = bytes(buf[fb_start[k]:fb_end[k]])
             slot = int(fb_pos[k])
-            target = slot < 0
-            try:
-                v = float(token)
-            except ValueError:
-                v = None
-            where_line = int(lines[-1 - slot]) if target else None
-            if v is None or not math.isfinite(v):
-                if where_line is None:  # a feature: find its line from the slot
-                    where_line = _line_of_slot(slot, dense, X, indptr, lines, row)
-                what = "target" if target else "feature value"
-                problem = "is not finite" if v is not None else "is not a number"
-                raise InputError(f"{what} {problem}: '{token}'", name, where_line)
-            if target:
-                y[-1 - slot] = v
+            what = "target" if slot < 0 else "feature value"
+            value = float(raw) if _DECIMAL.match(raw) else None
+            if value is None or not math.isfinite(value):
+                problem = "is not finite" if value is not None or _NON_FINITE.match(raw) else "is not a number"
+                problems.append((int(fb_start[k]), f"{what} {problem}: '{raw.decode('utf-8', 'replace')}'"))
+            elif slot < 0:
+                y[-1 - slot] = value
             else:
-                flat[slot] = v
+                flat[slot] = value
+        if code not in (parser.OK, parser.FULL):
+            token = bytes(buf[t0:t1]).decode("utf-8", "replace")
+            problems.append((int(t0), _MESSAGES[code].format(tok=token, last=last)))
+        if problems:
+            position, message = min(problems)
+            raise InputError(message, name, line_at(position))
         state.update(line=line, row=row, nz=nz)
         if code == parser.FULL:
             capacity *= 2
             continue
-        if code != parser.OK:
-            token = bytes(buf[t0:t1]).decode("utf-8", "replace")
-            raise InputError(_MESSAGES[code].format(tok=token, last=last), name, line)
         break
     for r in range(rows_before, state["row"]):
         c0, c1 = comment_start[r], comment_end[r]
         d = docid_from_comment(bytes(buf[c0:c1])) if c1 > c0 else None
         docids.append(d if d is not None else f"L{lines[r]}")
-
-
-def _line_of_slot(slot, dense, X, indptr, lines, rows_done):
-    row = slot // X.shape[1] if dense else int(np.searchsorted(indptr[: rows_done + 2], slot, side="right")) - 1
-    return int(lines[row]) if lines[row] else None
 
 
 def from_arrays(X, y, qid=None, name: str = "<arrays>") -> tuple[Dataset, np.ndarray]:

@@ -18,6 +18,8 @@ and can be written for the originals' classify programs.
 """
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,21 +29,35 @@ from svmstruct.errors import InputError
 
 MAGIC = "svmstruct-model"
 VERSION = 1
+MAX_INDEX = 2**31 - 1  # the largest feature index (as the reader)
+DENSE_LIMIT = 1 << 24  # a model whose feature ids go beyond this keeps its weights sparse (`columns`)
+_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 
 
 @dataclass
 class Model:
-    w: np.ndarray  # float64 weight of feature index j+1 at position j
+    w: np.ndarray  # float64 weights: of feature index j+1 at position j, or of index columns[j]+1
     threshold: float = 0.0  # b: scores are X @ w - b
     loss: str = "errorrate"
     options: dict = field(default_factory=dict)  # loss options (strings), e.g. {"k": "10"}
     header: dict = field(default_factory=dict)  # C, epsilon, bias, statistics (strings or numbers)
     format: str = "svmstruct"  # or "svmlight" for a model read from the originals
     result: Any = field(default=None, repr=False, compare=False)  # the TrainResult of a model just trained
+    columns: np.ndarray | None = None  # sorted 0-based feature ids of the entries of w (hashed ids); None: dense
 
     @property
     def n_features(self) -> int:
-        return len(self.w)
+        """The highest feature index the model knows."""
+        if self.columns is None:
+            return len(self.w)
+        return int(self.columns[-1]) + 1 if len(self.columns) else 0
+
+    def entries(self) -> tuple[np.ndarray, np.ndarray]:
+        """(0-based feature ids, weights) of the stored weights: the nonzero ones and any -0.0."""
+        keep = np.flatnonzero((self.w != 0) | np.signbit(self.w))
+        ids = keep if self.columns is None else self.columns[keep]
+        return ids.astype(np.int64), self.w[keep]
 
     def predict(self, dataset) -> np.ndarray:
         """Scores w.x - b, one per row of the dataset."""
@@ -51,21 +67,40 @@ class Model:
         save_model(self, path, fmt)
 
 
-def _number(text: str) -> str:
-    return repr(float(text)) if isinstance(text, float) else str(text)
+def _number(value) -> str:
+    """A header value as one line: floats with repr (exact), text as is unless a reader could not get it back
+    (line breaks, other unprintable characters, surrounding spaces, a leading quote): then JSON-quoted."""
+    if isinstance(value, float):
+        return repr(value)
+    text = str(value)
+    if text and text.isprintable() and text == text.strip() and not text.startswith('"'):
+        return text
+    return json.dumps(text)
+
+
+def _text(value: str) -> str:
+    """A header value as written by _number."""
+    if value.startswith('"'):
+        try:
+            decoded = json.loads(value)
+            if isinstance(decoded, str):
+                return decoded
+        except ValueError:
+            pass
+    return value
 
 
 def format_model(model: Model) -> str:
-    lines = [f"{MAGIC} {VERSION}", f"loss {model.loss}"]
+    lines = [f"{MAGIC} {VERSION}", f"loss {_number(model.loss)}"]
     for key, value in model.options.items():
         lines.append(f"option.{key} {_number(value)}")
     for key, value in model.header.items():
         lines.append(f"{key} {_number(value)}")
     lines.append(f"n_features {model.n_features}")
     lines.append(f"threshold {float(model.threshold)!r}")
-    nz = np.flatnonzero(model.w)
-    lines.append(f"weights {len(nz)}")
-    lines.extend(f"{j + 1} {float(model.w[j])!r}" for j in nz)
+    ids, weights = model.entries()
+    lines.append(f"weights {len(ids)}")
+    lines.extend(f"{j + 1} {float(v)!r}" for j, v in zip(ids, weights))
     return "\n".join(lines) + "\n"
 
 
@@ -82,13 +117,16 @@ def load_model(path: str) -> Model:
 
     with io.open_text(path, "model") as f:
         try:
-            lines = f.read().splitlines()
+            lines = f.read().split("\n")
         except OSError as e:
             raise InputError(f"cannot read model: {e.strerror}", path) from None
     path = io.display_name(path)
+    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    if lines and lines[-1] == "":
+        lines.pop()
     if not lines:
         raise InputError("empty model file", path, 1)
-    if lines[0].startswith(MAGIC):
+    if lines[0].split(" ")[0] == MAGIC:
         return _parse_svmstruct(lines, path)
     if lines[0].startswith("SVM-light Version"):
         return _parse_svmlight(lines, path)
@@ -96,46 +134,59 @@ def load_model(path: str) -> Model:
 
 
 def _parse_svmstruct(lines: list, path: str) -> Model:
-    parts = lines[0].split()
+    parts = lines[0].split(" ")
     if len(parts) != 2 or parts[1] != str(VERSION):
         raise InputError(f"unsupported model version '{lines[0]}'", path, 1)
     model = Model(w=np.zeros(0))
-    n_features = n_weights = None
-    body = None
+    n_features = n_weights = body = None
     for lineno, text in enumerate(lines[1:], 2):
         key, _, value = text.partition(" ")
         if not key or not value:
             raise InputError(f"malformed header line '{text}'", path, lineno)
         if key == "loss":
-            model.loss = value
+            model.loss = _text(value)
         elif key.startswith("option."):
-            model.options[key[len("option."):]] = value
+            model.options[key[len("option."):]] = _text(value)
         elif key == "n_features":
-            n_features = _int(value, path, lineno)
+            n_features = _int(value, path, lineno, 0, MAX_INDEX)
         elif key == "threshold":
             model.threshold = _float(value, path, lineno)
         elif key == "weights":
-            n_weights = _int(value, path, lineno)
+            n_weights = _int(value, path, lineno, 0, MAX_INDEX)
             body = lineno
             break
         else:
-            model.header[key] = value
+            model.header[key] = _text(value)
     if n_features is None or n_weights is None or body is None:
         raise InputError("model header lacks 'n_features' or 'weights'", path, len(lines))
     rows = lines[body: body + n_weights]
-    if len(rows) != n_weights or any(l.strip() for l in lines[body + n_weights:]):
+    if len(rows) != n_weights or any(line.strip() for line in lines[body + n_weights:]):
         raise InputError(f"expected {n_weights} weight lines, found {len(lines) - body}", path, len(lines))
-    w = np.zeros(n_features)
-    for lineno, text in enumerate(rows, body + 1):
+    ids = np.empty(n_weights, dtype=np.int64)
+    weights = np.empty(n_weights)
+    for k, (lineno, text) in enumerate(enumerate(rows, body + 1)):
         parts = text.split()
         if len(parts) != 2:
             raise InputError(f"malformed weight line '{text}'", path, lineno)
-        index = _int(parts[0], path, lineno)
-        if not 1 <= index <= n_features:
-            raise InputError(f"weight index {index} outside 1..{n_features}", path, lineno)
-        w[index - 1] = _float(parts[1], path, lineno)
-    model.w = w
+        ids[k] = _int(parts[0], path, lineno, 1, n_features) - 1
+        weights[k] = _float(parts[1], path, lineno)
+    order = np.argsort(ids, kind="stable")
+    ids, weights = ids[order], weights[order]
+    repeated = np.flatnonzero(ids[1:] == ids[:-1])
+    if len(repeated):
+        where = body + 1 + int(order[repeated[0] + 1])
+        raise InputError(f"weight index {ids[repeated[0]] + 1} appears twice", path, where)
+    model.w, model.columns = _weight_vector(ids, weights, n_features)
     return model
+
+
+def _weight_vector(ids: np.ndarray, weights: np.ndarray, n_features: int):
+    """(w, columns): dense over 0..n_features-1 when that is small enough, else sparse."""
+    if n_features <= DENSE_LIMIT:
+        w = np.zeros(n_features)
+        w[ids] = weights
+        return w, None
+    return weights, ids
 
 
 def _parse_svmlight(lines: list, path: str) -> Model:
@@ -148,13 +199,13 @@ def _parse_svmlight(lines: list, path: str) -> Model:
 
     if value(2) != "0":
         raise InputError(f"only linear svm_light models (kernel type 0) are supported, not '{value(2)}'", path, 2)
-    highest = _int(value(8), path, 8)
-    n_sv = _int(value(10), path, 10) - 1
+    highest = _int(value(8), path, 8, 0, MAX_INDEX)
+    n_sv = _int(value(10), path, 10, 1, MAX_INDEX) - 1
     threshold = _float(value(11), path, 11)
-    w = np.zeros(highest)
     sv_lines = lines[11:]
     if len(sv_lines) < n_sv:
         raise InputError(f"expected {n_sv} support vector lines, found {len(sv_lines)}", path, len(lines))
+    ids, contributions = [], []
     for lineno, text in enumerate(sv_lines[:n_sv], 12):
         tokens = text.split("#")[0].split()
         if not tokens:
@@ -164,18 +215,28 @@ def _parse_svmlight(lines: list, path: str) -> Model:
             idx, sep, val = tok.partition(":")
             if not sep:
                 raise InputError(f"malformed token '{tok}'", path, lineno)
-            j = _int(idx, path, lineno)
-            if not 1 <= j <= highest:
-                raise InputError(f"feature index {j} outside 1..{highest}", path, lineno)
-            w[j - 1] += alpha * float(np.float32(_float(val, path, lineno)))  # svm_light reads FVAL = float
-    return Model(w=w, threshold=threshold, loss="svmlight", format="svmlight")
+            ids.append(_int(idx, path, lineno, 1, highest) - 1)
+            with np.errstate(over="ignore"):
+                fval = float(np.float32(_float(val, path, lineno)))  # svm_light reads FVAL = float
+            contribution = alpha * fval
+            if not np.isfinite(contribution):
+                raise InputError(f"weight {alpha!r} * {val} is beyond double (or, for the value, single) precision",
+                                 path, lineno)
+            contributions.append(contribution)
+    unique, where = np.unique(np.array(ids, dtype=np.int64), return_inverse=True)
+    summed = np.zeros(len(unique))
+    np.add.at(summed, where, np.array(contributions))
+    if not np.all(np.isfinite(summed)):
+        raise InputError("the weights sum beyond double precision", path, 12)
+    w, columns = _weight_vector(unique, summed, highest)
+    return Model(w=w, threshold=threshold, loss="svmlight", format="svmlight", columns=columns)
 
 
 def format_svmlight(model: Model) -> str:
     """The model as an svm_light V6.20 linear model, readable by svm_perf_classify / svm_rank_classify."""
-    nz = np.flatnonzero(model.w)
+    ids, weights = model.entries()
     highest = int(model.header.get("highest_index", model.n_features))
-    weights = " ".join(f"{j + 1}:{float(model.w[j]):.8g}" for j in nz)
+    text = " ".join(f"{j + 1}:{float(v):.8g}" for j, v in zip(ids, weights))
     header = [
         "SVM-light Version V6.20",
         "0 # kernel type",
@@ -188,23 +249,24 @@ def format_svmlight(model: Model) -> str:
         "1 # number of training documents ",
         "2 # number of support vectors plus 1 ",
         f"{float(model.threshold):.8g} # threshold b, each following line is a SV (starting with alpha*y)",
-        f"1 {weights} #",
+        f"1 {text} #",
     ]
     return "\n".join(header) + "\n"
 
 
-def _int(text: str, path: str, line: int) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise InputError(f"expected an integer, found '{text}'", path, line) from None
+def _int(text: str, path: str, line: int, low: int = -(2**62), high: int = 2**62) -> int:
+    if not _INTEGER.match(text.strip()):
+        raise InputError(f"expected an integer, found '{text}'", path, line)
+    value = int(text)
+    if not low <= value <= high:
+        raise InputError(f"{value} is outside {low}..{high}", path, line)
+    return value
 
 
 def _float(text: str, path: str, line: int) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise InputError(f"expected a number, found '{text}'", path, line) from None
+    if not _DECIMAL.match(text.strip()):
+        raise InputError(f"expected a number, found '{text}'", path, line)
+    v = float(text)
     if not np.isfinite(v):
         raise InputError(f"value is not finite: '{text}'", path, line)
     return v
@@ -236,7 +298,9 @@ def from_training(loss, opts: dict, dataset, problem, result, C: float, epsilon:
         xi=float(result.xi),
     )
     options = {k: v for k, v in sorted(opts.items()) if v is not None and v is not False and k != "bias"}
-    return Model(w=w, threshold=threshold, loss=loss.name, options=options, header=header, result=result)
+    columns = getattr(dataset, "columns", None)
+    return Model(w=w, threshold=threshold, loss=loss.name, options=options, header=header, result=result,
+                 columns=None if columns is None else np.asarray(columns, dtype=np.int64))
 
 
 def score(model: Model, dataset) -> np.ndarray:
@@ -249,9 +313,7 @@ def score(model: Model, dataset) -> np.ndarray:
 
     from svmstruct import sparse_ops
 
-    w = np.zeros(dataset.n_features)
-    common = min(len(w), model.n_features)
-    w[:common] = model.w[:common]
+    w = weights_for(model, dataset)
     X = dataset.X
     if model.format == "svmlight" and X.dtype != np.float32:
         if isinstance(X, np.ndarray):
@@ -259,3 +321,18 @@ def score(model: Model, dataset) -> np.ndarray:
         else:
             X = sp.csr_matrix((X.data.astype(np.float32), X.indices, X.indptr), shape=X.shape)
     return sparse_ops.matvec(X, w) - model.threshold
+
+
+def weights_for(model: Model, dataset) -> np.ndarray:
+    """The model's weights over the dataset's columns (features it does not know weigh 0)."""
+    out = np.zeros(dataset.n_features)
+    data_ids = getattr(dataset, "columns", None)
+    model_ids, weights = (np.arange(len(model.w)), model.w) if model.columns is None else (model.columns, model.w)
+    if data_ids is None:
+        inside = model_ids < len(out)
+        out[model_ids[inside]] = weights[inside]
+    elif len(model_ids):
+        at = np.minimum(np.searchsorted(model_ids, data_ids), len(model_ids) - 1)
+        hit = model_ids[at] == data_ids
+        out[hit] = weights[at[hit]]
+    return out

@@ -25,6 +25,9 @@ QID_MISPLACED = 7
 BAD_OPTION = 8
 OPTION_MISPLACED = 9
 FULL = 10  # the fallback buffer is full: call again from the returned position
+INDEX_TOO_LARGE = 11
+
+MAX_INDEX = 2**31 - 1  # feature indices are stored 0-based in int32
 
 POW10 = np.array([10.0 ** k for k in range(23)])
 
@@ -116,6 +119,35 @@ def _parse_int(buf, start, end):
 
 
 @njit(cache=True)
+def is_decimal(buf, start, end):
+    """buf[start:end] is a plain decimal: [+-] digits [. digits] | [+-] . digits, then [eE [+-] digits]
+    (what strtod reads completely; no underscores, no other digits, no spaces, no nan/inf)."""
+    p = start
+    if p < end and (buf[p] == 43 or buf[p] == 45):
+        p += 1
+    digits = 0
+    while p < end and 48 <= buf[p] <= 57:
+        p += 1
+        digits += 1
+    if p < end and buf[p] == 46:
+        p += 1
+        while p < end and 48 <= buf[p] <= 57:
+            p += 1
+            digits += 1
+    if digits == 0:
+        return False
+    if p < end and (buf[p] == 101 or buf[p] == 69):
+        p += 1
+        if p < end and (buf[p] == 43 or buf[p] == 45):
+            p += 1
+        if p == end or not (48 <= buf[p] <= 57):
+            return False
+        while p < end and 48 <= buf[p] <= 57:
+            p += 1
+    return p == end
+
+
+@njit(cache=True)
 def _next_token(buf, q, end):
     """(start, end) of the next whitespace-separated token of buf[q:end]; start == end if none."""
     while q < end and _is_space(buf[q]):
@@ -170,7 +202,7 @@ def count_lines(buf, n):
             while colon < q and buf[colon] != COLON:
                 colon += 1
             ok, idx = _parse_int(buf, t, colon)
-            if ok and idx > highest:
+            if ok and highest < idx <= MAX_INDEX:
                 highest = idx
         p = e + 1
     return rows, nnz, highest
@@ -237,7 +269,10 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
                     (key_len == 4 and buf[t] == 99 and buf[t + 1] == 111 and buf[t + 2] == 115 and buf[t + 3] == 116):
                 if last > 0:
                     return OPTION_MISPLACED, p, line, row, nz, fallback_count, t, q, last
-                ok, _ = fast_float(buf, colon + 1, q)
+                if key_len == 3:  # sid:<int>
+                    ok, _ = _parse_int(buf, colon + 1, q)
+                else:  # cost:<float>, not stored
+                    ok = is_decimal(buf, colon + 1, q)
                 if not ok:
                     return BAD_OPTION, p, line, row, nz, fallback_count, t, q, last
                 continue
@@ -249,6 +284,8 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
                 return BAD_INDEX, p, line, row, nz, fallback_count, t, colon, last
             if idx < 1:
                 return INDEX_TOO_SMALL, p, line, row, nz, fallback_count, t, q, last
+            if idx > MAX_INDEX:
+                return INDEX_TOO_LARGE, p, line, row, nz, fallback_count, t, colon, last
             if idx <= last:
                 return NOT_INCREASING, p, line, row, nz, fallback_count, t, q, last
             last = idx
