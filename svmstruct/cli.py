@@ -11,6 +11,7 @@ import sys
 import click
 import numpy as np
 
+from svmstruct import __version__
 from svmstruct.errors import NumericalError, SvmStructError
 from svmstruct.options import UsageError
 
@@ -251,7 +252,7 @@ def build_cli() -> click.Group:
     """The command group, with `learn`'s loss options generated from the registry as it is now."""
 
     @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-    @click.version_option(package_name="svmstruct")
+    @click.version_option(version=__version__, prog_name="svmstruct")
     def cli():
         """Structural SVMs that optimise the measure you are judged by (1-slack cutting plane, OSQP, numba)."""
 
@@ -361,7 +362,7 @@ def main(argv=None) -> None:
     code = 0
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        build_cli().main(args=argv, prog_name="svmstruct", standalone_mode=False)
+        code = _run(build_cli(), sys.argv[1:] if argv is None else [str(a) for a in argv])
     except UsageError as e:
         code = _error(str(e), e.exit_code)
     except SvmStructError as e:
@@ -387,6 +388,20 @@ def main(argv=None) -> None:
         signal.signal(signal.SIGTERM, previous)
     if code:
         sys.exit(code)
+
+
+def _run(group: click.Group, args: list) -> int:
+    """Parse and run a command. click's own `main` is not used: it turns a broken pipe into exit 1 and
+    prints a blank line on Ctrl-C; here both reach main's handlers."""
+    try:
+        with group.make_context("svmstruct", args) as ctx:
+            group.invoke(ctx)
+    except click.exceptions.Exit as e:  # --help, --version
+        return e.exit_code
+    except click.exceptions.NoArgsIsHelpError as e:  # `svmstruct` alone: the help, and a usage error's code
+        click.echo(e.ctx.get_help())
+        return 2
+    return 0
 
 
 def _error(message: str, code: int) -> int:

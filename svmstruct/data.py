@@ -265,15 +265,18 @@ def _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, ha
         for k in range(count):
             raw = bytes(buf[fb_start[k]:fb_end[k]])
             slot = int(fb_pos[k])
-            what = "target" if slot < 0 else "feature value"
+            what = "cost" if slot == parser.CHECK_ONLY else "target" if slot < 0 else "feature value"
             value = float(raw) if _DECIMAL.match(raw) else None
             if value is None or not math.isfinite(value):
                 problem = "is not finite" if value is not None or _NON_FINITE.match(raw) else "is not a number"
                 problems.append((int(fb_start[k]), f"{what} {problem}: '{raw.decode('utf-8', 'replace')}'"))
+            elif slot == parser.CHECK_ONLY:
+                continue
             elif slot < 0:
                 y[-1 - slot] = value
             else:
-                flat[slot] = value
+                with np.errstate(over="ignore"):  # float32 overflow: reported with its line after reading
+                    flat[slot] = value
         if code not in (parser.OK, parser.FULL):
             token = bytes(buf[t0:t1]).decode("utf-8", "replace")
             problems.append((int(t0), _MESSAGES[code].format(tok=token, last=last)))
@@ -335,6 +338,35 @@ def from_arrays(X, y, qid=None, name: str = "<arrays>") -> tuple[Dataset, np.nda
     return Dataset(X, y[order], qids, qptr, docids.freeze(), order + 1, name, qid is not None), order
 
 
+def _concatenate_by_index(datasets: list, name: str | None) -> Dataset:
+    """concatenate() when some dataset keeps compact columns: the union of the feature indices used."""
+    ids = [np.arange(d.n_features) if d.columns is None else d.columns for d in datasets]
+    columns = np.unique(np.concatenate(ids))
+    blocks = []
+    for d, own in zip(datasets, ids):
+        block = sp.csr_matrix(d.X).tocoo()
+        blocks.append(sp.csr_matrix((block.data, (block.row, np.searchsorted(columns, own[block.col]))),
+                                    shape=(d.n_docs, len(columns))))
+    merged = concatenate([Dataset(b, d.y, d.qid, d.qptr, d.docids, d.line, d.path, d.has_qid)
+                          for b, d in zip(blocks, datasets)], name)
+    merged.columns = columns.astype(np.int64)
+    return merged
+
+
+def check_unique_docids(dataset: Dataset) -> None:
+    """InputError naming both lines when a docid appears twice in one query: TREC runs and qrels need
+    unique docids (trec_eval refuses duplicates) and eval breaks ties by docid."""
+    for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:]):
+        seen: dict = {}
+        for r in range(int(lo), int(hi)):
+            docid = dataset.docids[r]
+            if docid in seen:
+                raise InputError(f"docid {docid} appears twice in query {dataset.qid[r]} (lines "
+                                 f"{dataset.line[seen[docid]]} and {dataset.line[r]}): runs, qrels and per-query "
+                                 "measures need one document per docid", dataset.path, int(dataset.line[r]))
+            seen[docid] = r
+
+
 def largest_magnitude(dataset: Dataset) -> float:
     """The largest |x| of the features (0 for an empty matrix)."""
     values = dataset.X if isinstance(dataset.X, np.ndarray) else dataset.X.data
@@ -361,6 +393,8 @@ def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:
 
 def concatenate(datasets: list, name: str | None = None) -> Dataset:
     """The datasets one after the other (as if their files were concatenated); qids must stay contiguous."""
+    if any(d.columns is not None for d in datasets):
+        return _concatenate_by_index(datasets, name)
     width = max(d.n_features for d in datasets)
     if all(isinstance(d.X, np.ndarray) for d in datasets):
         X = np.vstack([np.pad(d.X, ((0, 0), (0, width - d.n_features))) for d in datasets])

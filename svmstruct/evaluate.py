@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from svmstruct import io, measures
+from svmstruct.data import check_unique_docids
 from svmstruct.errors import InputError
 
 
@@ -36,12 +37,16 @@ def measure_table(dataset, scores: np.ndarray, names: list, rel_threshold: float
     """{measure: {"all": mean or file value, qid: per-query value, ...}} (qids as strings, file order)."""
     table = {}
     qids = [str(dataset.qid[lo]) for lo in dataset.qptr[:-1]]
+    checked = False
     for name in names:
         try:
             m = measures.lookup(name)
         except KeyError as e:
             raise InputError(e.args[0]) from None
         if m.per_query:
+            if not checked:  # ties are broken by docid, as trec_eval does: a docid must be unique in its query
+                check_unique_docids(dataset)
+                checked = True
             values = measures.per_query(m, dataset.y, scores, dataset.qptr, dataset.docids, rel_threshold)
             row = dict(zip(qids, values.tolist()))
             row["all"] = float(values.mean())

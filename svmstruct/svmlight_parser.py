@@ -28,6 +28,7 @@ FULL = 10  # the fallback buffer is full: call again from the returned position
 INDEX_TOO_LARGE = 11
 
 MAX_INDEX = 2**31 - 1  # feature indices are stored 0-based in int32
+CHECK_ONLY = -(2**62)  # fallback slot of a token that is checked but not stored (cost:<number>)
 
 POW10 = np.array([10.0 ** k for k in range(23)])
 
@@ -271,8 +272,13 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
                     return OPTION_MISPLACED, p, line, row, nz, fallback_count, t, q, last
                 if key_len == 3:  # sid:<int>
                     ok, _ = _parse_int(buf, colon + 1, q)
-                else:  # cost:<float>, not stored
+                else:  # cost:<float>, not stored; off the fast path the caller checks that it is finite
                     ok = is_decimal(buf, colon + 1, q)
+                    if ok and not fast_float(buf, colon + 1, q)[0]:
+                        fallback_pos[fallback_count] = CHECK_ONLY
+                        fallback_start[fallback_count] = colon + 1
+                        fallback_end[fallback_count] = q
+                        fallback_count += 1
                 if not ok:
                     return BAD_OPTION, p, line, row, nz, fallback_count, t, q, last
                 continue

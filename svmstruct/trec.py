@@ -3,12 +3,13 @@
 Ranks follow trec_eval's own re-sort of a run (score descending, then docid descending) applied to the
 printed scores, so the rank we print is the rank trec_eval scores. A file without qids is one query
 with qid 0. Docids come from the data (generated `L<line>` where the comment has none), the same in
-runs and qrels.
+runs and qrels; a docid twice in one query is an error (trec_eval refuses it).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from svmstruct.data import check_unique_docids
 from svmstruct.measures import trec_order
 
 
@@ -18,6 +19,7 @@ def printed_scores(scores: np.ndarray) -> np.ndarray:
 
 
 def format_run(dataset, scores: np.ndarray, tag: str = "svmstruct") -> str:
+    check_unique_docids(dataset)
     shown = printed_scores(scores)
     lines = []
     for q in range(dataset.n_examples):
@@ -31,6 +33,7 @@ def format_run(dataset, scores: np.ndarray, tag: str = "svmstruct") -> str:
 
 def format_qrels(dataset) -> str:
     """One `qid 0 docid label` line per row; labels printed as integers when they are integral."""
+    check_unique_docids(dataset)
     lines = []
     for qid, docid, label in zip(dataset.qid, dataset.docids, dataset.y):
         value = int(label) if float(label).is_integer() else label

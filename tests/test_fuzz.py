@@ -354,7 +354,13 @@ def ref_parse(raw: bytes, limits: list):
             elif key in (b"sid", b"cost"):
                 if last:
                     raise Reject("option misplaced", no)
-                ref_number(val, no)
+                if key == b"sid":  # README: sid:<int>
+                    if not re.fullmatch(rb"[+-]?[0-9]+", val):
+                        raise Reject("bad sid", no)
+                    if len(val.lstrip(b"+-")) > 18:
+                        limits.append(("sid with more than 18 digits", no))
+                else:
+                    ref_number(val, no)
             else:
                 if not IDX.fullmatch(key):
                     raise Reject("bad index", no)

@@ -165,6 +165,8 @@ def candidate_sets(data, config, covering=None, subtopics_path=""):
     """Prepared candidate sets and the design matrix Z (units, then document rows for psi)."""
     if not data.has_qid:
         raise InputError("diversity data needs qid:<candidate set> on every line", data.path)
+    if data.columns is not None:
+        raise InputError("diversity data needs word ids (feature indices) below 1048576", data.path)
     n_word = n_word_features(config)
     psi = document_features(data.X, config)
     width = n_word + (psi.shape[1] if psi is not None else 0)

@@ -56,6 +56,7 @@ def alpha_ndcg(cs_topics: sp.csr_matrix, ranking, alpha: float = 0.5) -> float:
 def evaluate_selections(data, subtopics_path: str, selections_path: str, alpha: float = 0.5) -> dict:
     """Measure table of diversity measures per candidate set and their means."""
     covering = qrels.read_subtopics(subtopics_path)
+    qrels.check_docids(data, covering, subtopics_path)
     chosen = qrels.read_selections(selections_path)
     table: dict[str, dict[str, float]] = {"subtopic-loss": {}, "s-recall": {}, "alpha-ndcg": {}}
     for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):

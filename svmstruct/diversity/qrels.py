@@ -48,7 +48,10 @@ def subtopic_matrix(dataset, lo: int, hi: int, covering: dict, path: str):
 
 
 def check_docids(dataset, covering: dict, path: str) -> None:
-    """Every judged (qid, docid) must be a document of the data file."""
+    """Every judged (qid, docid) must be a document of the data file, and a docid one document."""
+    from svmstruct.data import check_unique_docids
+
+    check_unique_docids(dataset)
     known = {(int(q), d) for q, d in zip(dataset.qid, dataset.docids)}
     missing = [key for key in covering if key[0] in set(int(q) for q in dataset.qid) and key not in known]
     if missing:
@@ -76,6 +79,9 @@ def read_selections(path: str) -> dict:
 
 def format_subsets(data, subsets, fmt: str = "selections", tag: str = "svmstruct") -> str:
     """[(qid, [row indices])] as `qid docid ...` lines, or with fmt 'trec' as a TREC run in that order."""
+    from svmstruct.data import check_unique_docids
+
+    check_unique_docids(data)
     lines: list[str] = []
     for qid, rows in subsets:
         docids = [data.docids[r] for r in rows]
