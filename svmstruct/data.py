@@ -190,7 +190,9 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
         X = sp.csr_matrix((values, indices, indptr), shape=(rows, width if columns is None else len(columns)))
         if layout == "dense":
             _check_dense_size(rows, X.shape[1], itemsize, name)
-            X = X.toarray()
+            dense_X = np.zeros(X.shape, dtype=dtype)  # assigned, not summed (toarray would turn -0.0 into 0.0)
+            dense_X[np.repeat(np.arange(rows), np.diff(X.indptr)), X.indices] = X.data
+            X = dense_X
     return Dataset(X, y, qid, qptr, docids.freeze(), lines, name, any_qid, columns)
 
 
