@@ -32,7 +32,7 @@ _SETTINGS = dict(
 
 
 # steps of the active-set method from a warm start before OSQP is asked instead
-WARM_STEPS = 30
+WARM_STEPS = None  # the active-set method's own bound, 4(m + 1)
 
 
 @dataclass
