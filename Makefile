@@ -51,7 +51,7 @@ clean:
 	rm -rf $(OUT) .pytest_cache
 
 # ---- benchmarks and reports against the original programs (need ../shared)
-.PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle parity-report
+.PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle bench-assignment bench-hashed bench-engine parity-report
 bench-perf: install
 	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
 
@@ -81,3 +81,14 @@ bench-synth: install
 
 bench-dorm-oracle: install
 	$(BIN)/python scripts/bench_dorm_oracle.py 50 100 200 500 1000
+
+bench-assignment: install
+	$(BIN)/python scripts/bench_assignment.py
+
+# hashed feature ids up to 2^31 - 1: peak memory of learn and classify (needs /usr/bin/time)
+bench-hashed: install
+	$(BIN)/python scripts/bench_hashed_ids.py --out exp/hashed
+
+# iterations, oracle calls and time of the plain cutting-plane loop against OCAS's line search
+bench-engine: install
+	$(BIN)/python scripts/bench_engine.py --shared $(SHARED)

@@ -47,3 +47,4 @@ class TrainingProblem:
     info: dict = field(default_factory=dict)  # training-set statistics for the log and the model header
     latent_target: Callable[[np.ndarray], np.ndarray] | None = None  # see the module docstring
     reference: Reference | None = None  # see the module docstring
+    exact: bool = True  # the oracle finds the most violated output (SVM-div's greedy one does not)

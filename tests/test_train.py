@@ -87,3 +87,58 @@ def test_qp_on_a_non_finite_gram_matrix_fails_at_once():
         G = np.array([[1.0, bad], [bad, 1.0]])
         with pytest.raises(NumericalError):
             qp.solve_dual(G, np.ones(2), 1.0)
+
+
+@pytest.mark.parametrize("loss_name, seed", [("errorrate", 0), ("errorrate", 1), ("pairs", 2), ("avgprec", 3),
+                                             ("f1", 4)])
+def test_line_search_finds_the_best_point_of_the_segment(loss_name, seed):
+    """OCAS's line search against the objective on a grid of 2001 points of [w_b, w_t]: never worse than
+    any grid point (it is exact up to round-off on the piecewise quadratic), and its answer at w_t is the
+    oracle's there. The segment's points are random, so most steps are strictly inside (0, 1)."""
+    from svmstruct import api, sparse_ops
+
+    dataset = _ranking_data(1.0, seed=seed)
+    if loss_name in ("errorrate", "f1"):
+        dataset.y[:] = np.where(dataset.y > 0, 1.0, -1.0)
+    loss, opts = api.resolve_loss(loss_name)
+    problem = loss.build(dataset, opts)
+    X, n, C = problem.X, problem.n, 10.0
+    rng = np.random.default_rng(seed)
+
+    def evaluate(scores):
+        dcoef, delta = problem.most_violated(scores)
+        return delta / n - float(dcoef @ scores) / n, dcoef, delta
+
+    def objective(w):
+        return 0.5 * float(w @ w) + C * max(0.0, evaluate(sparse_ops.matvec(X, w))[0])
+
+    for _ in range(5):
+        w_b, w_t = rng.normal(size=X.shape[1]), 3 * rng.normal(size=X.shape[1])
+        s_b, s_t = sparse_ops.matvec(X, w_b), sparse_ops.matvec(X, w_t)
+        step, f, _, _, _, at_t = train._line_search(evaluate, C, n, w_b, w_t, s_b, s_t, evaluate(s_b))
+        assert 0.0 <= step <= 1.0
+        assert f == pytest.approx(objective(w_b + step * (w_t - w_b)), rel=1e-12, abs=1e-12)
+        grid = min(objective(w_b + t * (w_t - w_b)) for t in np.linspace(0.0, 1.0, 2001))
+        assert f <= grid + 1e-9 * abs(grid)
+        assert at_t[0] == pytest.approx(evaluate(s_t)[0], rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("loss_name", ["errorrate", "pairs", "map"])
+def test_ocas_and_the_plain_loop_reach_the_same_optimum(loss_name):
+    """Both engines stop with a certified gap, so their objectives lie within C * epsilon of each other
+    (and of the optimum); OCAS takes fewer iterations here too."""
+    from svmstruct import api
+
+    dataset = _ranking_data(1.0, seed=5, queries=30)
+    if loss_name == "errorrate":
+        dataset.y[:] = np.where(dataset.y > 0, 1.0, -1.0)
+    loss, opts = api.resolve_loss(loss_name)
+    C, eps = 100.0, 0.001
+    plain = train.train(loss.build(dataset, opts), C, eps, line_search=False)
+    ocas = train.train(loss.build(dataset, opts), C, eps, line_search=True)
+    tolerance = C * eps * loss.build(dataset, opts).epsilon_scale * (1 + 1e-6)
+    assert plain.converged and ocas.converged
+    assert ocas.primal - ocas.dual <= tolerance
+    assert abs(ocas.primal - plain.primal) <= tolerance
+    assert ocas.primal >= plain.dual - 1e-9 and plain.primal >= ocas.dual - 1e-9  # weak duality across runs
+    assert ocas.iterations <= plain.iterations

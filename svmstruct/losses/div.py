@@ -102,7 +102,7 @@ def build(data, opts: dict) -> TrainingProblem:
 
     return TrainingProblem(Z, len(sets), most_violated,
                            info={"candidate sets": len(sets), "coverage units": unit_rows, "K": K},
-                           reference=_reference(sets, Z.shape[0], unit_rows, target, own_losses, K))
+                           reference=_reference(sets, Z.shape[0], unit_rows, target, own_losses, K), exact=False)
 
 
 def _reference(sets: list, rows: int, unit_rows: int, target: np.ndarray, own_losses: list, K: int) -> Reference:

@@ -1,0 +1,98 @@
+"""Iterations of the training engine: the plain 1-slack cutting-plane loop against OCAS's line search.
+
+The cases of issue #16 (the reference runs' -c/-e): corn `errorrate -c 10000 -e 0.001`, MQ2008 S1
+`avgprec -c 1`, MQ2008 S1+S2+S3 `pairs -c 100 -e 0.0001`, and the training runs of `make exp-div` (K = 1..10
+x C in 0.1, 1, 10 on its synthetic data, 500 iterations at most, in total). Each case is trained twice in
+the same run, `line_search=False` (the loop of svm_struct, the baseline) and `line_search=True`
+(Franc & Sonnenburg 2009), and the table gives iterations, oracle calls, seconds and the primal
+objectives with their relative difference.
+Usage: python scripts/bench_engine.py [--shared ../shared] [--only NAME-SUBSTRING] [--no-div]
+"""
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from svmstruct import api, data, train  # noqa: E402
+
+from experiment import require, subset  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(problem, C, eps, line_search, max_iterations=100000):
+    calls = [0]
+    oracle = problem.most_violated
+
+    def counted(scores):
+        calls[0] += 1
+        return oracle(scores)
+
+    problem.most_violated = counted
+    try:
+        start = time.perf_counter()
+        result = train.train(problem, C, eps, max_iterations=max_iterations, line_search=line_search)
+        return result, calls[0], time.perf_counter() - start
+    finally:
+        problem.most_violated = oracle
+
+
+def cases(shared: Path, with_div: bool):
+    mq = shared / "data" / "mq2008"
+    corn = shared / "data" / "reuters" / "corn.train.svm"
+    require(corn, *(mq / f"S{k}.txt" for k in (1, 2, 3)))
+    read = lambda paths: data.concatenate([data.read_svmlight(str(p)) for p in paths])  # noqa: E731
+    yield "corn errorrate -c 10000 -e 0.001", [(read([corn]), "errorrate", {}, 10000, 0.001)]
+    yield "MQ2008 S1 avgprec -c 1", [(read([mq / "S1.txt"]), "avgprec", {}, 1, None)]
+    yield "MQ2008 S1-S3 pairs -c 100 -e 0.0001", [(read([mq / f"S{k}.txt" for k in (1, 2, 3)]), "pairs", {}, 100,
+                                                     0.0001)]
+    if with_div:
+        prefix = ROOT / "exp" / "div" / "synth"
+        if not Path(f"{prefix}.svm").exists():  # exp_div.py's default data, generated the same way
+            subprocess.run([sys.executable, str(ROOT / "scripts" / "make_div_synthetic.py"), str(prefix),
+                            "--support", "30,2000"], check=True)
+            (prefix.parent / "synth.args").write_text("30,2000")
+        everything = data.read_svmlight(f"{prefix}.svm")
+        training = subset(everything, 0, int(everything.qptr[15]))
+        yield "exp-div training runs (30)", [(training, "div", {"subtopics": f"{prefix}.qrels", "k": K}, C, None)
+                                             for K in range(1, 11) for C in (0.1, 1, 10)]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
+    parser.add_argument("--only", default="")
+    parser.add_argument("--no-div", action="store_true")
+    args = parser.parse_args()
+    header = (f"{'case':<38} {'engine':<12} {'iter':>6} {'oracle':>7} {'seconds':>8} {'primal':>16} "
+              f"{'rel. diff':>10} {'iter ratio':>10}")
+    print(header)
+    for name, runs in cases(Path(args.shared), not args.no_div):
+        if args.only not in name:
+            continue
+        totals = {}
+        for line_search in (False, True):
+            iterations = calls = 0
+            seconds = primal = 0.0
+            for dataset, loss, options, C, eps in runs:
+                spec, opts = api.resolve_loss(loss, options)
+                problem = spec.build(dataset, opts)
+                epsilon = spec.default_epsilon if eps is None else eps
+                result, n_calls, secs = run(problem, C, epsilon, line_search,
+                                            max_iterations=500 if loss == "div" else 100000)
+                iterations += result.iterations
+                calls += n_calls
+                seconds += secs
+                primal += result.primal
+            totals[line_search] = (iterations, calls, seconds, primal)
+        base = totals[False]
+        for line_search, (iterations, calls, seconds, primal) in totals.items():
+            engine = "OCAS" if line_search else "plain"
+            print(f"{name:<38} {engine:<12} {iterations:>6} {calls:>7} {seconds:>8.2f} {primal:>16.6f} "
+                  f"{(primal - base[3]) / abs(base[3]):>10.2e} {base[0] / iterations:>10.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
