@@ -32,7 +32,7 @@ def warn(message: str) -> None:
 def _progress_printer(verbosity: int):
     def show(row: dict) -> None:
         click.echo(
-            f"iter {row['iteration']:4d}  violation {row['violation']:.6g}  primal {row['primal']:.6f}  "
+            f"iter {row['iteration']:4d}  gap/C {row['gap']:.6g}  primal {row['primal']:.6f}  "
             f"dual {row['dual']:.6f}  constraints {row['constraints']}  {row['seconds']:.2f}s",
             err=True,
         )

@@ -211,7 +211,7 @@ def train(
         # progress: the dual (lower bound) rose or the objective at w_b (upper bound) fell
         improved = dual > previous_dual + 1e-12 * abs(previous_dual) or primal < previous_primal - 1e-12 * abs(primal)
         stalled = 0 if improved else stalled + 1
-        row = dict(iteration=iteration, violation=(primal - dual) / C, primal=primal, dual=dual,
+        row = dict(iteration=iteration, gap=(primal - dual) / C, primal=primal, dual=dual,
                    constraints=len(ws.b), seconds=time.perf_counter() - start)
         history.append(row)
         if progress:

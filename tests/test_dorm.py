@@ -109,7 +109,7 @@ def test_latent_outer_steps_never_increase_the_objective():
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     loss, opts = api.resolve_loss("ndcg@10")
     result = train.train(loss.build(train_set, opts), 10.0, 0.001)
-    ends = [row["primal"] for row in result.history if row["violation"] <= 0.001]
+    ends = [row["primal"] for row in result.history if row["gap"] <= 0.001]
     assert len(ends) == result.outer_steps + 1
     assert all(later <= earlier + 10.0 * 0.001 for earlier, later in zip(ends, ends[1:]))
 
