@@ -40,6 +40,24 @@ def _progress_printer(verbosity: int):
     return show if verbosity >= 1 else None
 
 
+def _set_threads(ctx, param, threads):
+    """--threads N: the numba kernels (oracles, readers, products) use N threads; their results do not
+    depend on N. Default: every core (numba's default)."""
+    if threads is None:
+        return
+    import numba
+
+    available = numba.config.NUMBA_NUM_THREADS
+    if threads > available:
+        warn(f"--threads {threads}: only {available} threads are available here; using {available}")
+    numba.set_num_threads(min(threads, available))
+
+
+THREADS_OPTION = click.option("--threads", type=click.IntRange(min=1), default=None, expose_value=False,
+                              callback=_set_threads, metavar="N",
+                              help="Threads of the parallel kernels (default: all cores); results do not depend on it.")
+
+
 def _option_help(name: str) -> str:
     """The help of a loss option: what it means for each loss that takes it, with its default."""
     from svmstruct import losses
@@ -285,6 +303,7 @@ def build_cli() -> click.Group:
         click.option("--select", "select_measure", default=None,
                      help="Measure that picks C on the validation data (any `eval` measure; `error` is minimised); "
                           "default: the loss's own measure."),
+        THREADS_OPTION,
         _loss_options,
         click.argument("train_file"),
         click.argument("model_file"),
@@ -300,6 +319,7 @@ def build_cli() -> click.Group:
         click.option("--tag", default="svmstruct", show_default=True, help="Run tag of the TREC format."),
         click.option("-v", "verbosity", type=click.IntRange(0, 3), default=0,
                      help="1: print a line of statistics on stderr."),
+        THREADS_OPTION,
         click.argument("test_file"),
         click.argument("model_file"),
         click.argument("output", default="-"),
@@ -322,6 +342,7 @@ def build_cli() -> click.Group:
                      help="Diversity: subtopic qrels; PREDICTIONS are then `classify` selections of a div model and "
                           "the measures subtopic-loss, s-recall and alpha-ndcg at K = the selection size."),
         click.option("--alpha", type=float, default=0.5, show_default=True, help="alpha of alpha-NDCG."),
+        THREADS_OPTION,
         click.argument("test_file"),
         click.argument("predictions", nargs=-1, required=True),
     ]):

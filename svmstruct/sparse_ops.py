@@ -125,3 +125,13 @@ def rmatvec(X, coef: np.ndarray) -> np.ndarray:
 
 def _nnz(X) -> int:
     return X.size if isinstance(X, np.ndarray) else X.nnz
+
+
+@njit(cache=True)
+def sequential_sum(values):
+    """sum(values) left to right. Inside a parallel=True kernel `values.sum()` becomes a parallel
+    reduction whose rounding depends on the number of threads; called from there, this does not."""
+    total = 0.0
+    for v in values:
+        total += v
+    return total

@@ -9,6 +9,7 @@ import pytest
 from conftest import invoke
 
 ROOT = Path(__file__).resolve().parents[1]
+SMALL = ROOT / "data" / "mq2008-small"
 TRAIN = ROOT / "data" / "mq2008-small" / "train.txt"
 TEST = ROOT / "data" / "mq2008-small" / "test.txt"
 
@@ -108,3 +109,31 @@ def test_svmlight_export_is_read_back(tmp_path):
     a = [float(x) for x in run("classify", TEST, ours).stdout.split()]
     b = [float(x) for x in run("classify", TEST, exported).stdout.split()]
     assert max(abs(x - y) for x, y in zip(a, b)) < 1e-5
+
+
+@pytest.mark.parametrize("loss", ["pairs", "map", "ndcg@10", "errorrate"])
+def test_threads_do_not_change_the_model(loss, tmp_path):
+    """--threads 1 and --threads 2 (the oracles and products run in parallel over queries) write the same
+    bytes; classify and eval take --threads too."""
+    import numba
+
+    try:
+        models = []
+        for threads in (1, 2):
+            path = tmp_path / f"{threads}.model"
+            run = invoke("learn", "-l", loss, "-c", "10", "-v", "0", "--threads", threads, SMALL / "train.txt", path)
+            assert run.returncode == 0, run.stderr
+            models.append(path.read_bytes())
+        assert models[0] == models[1]
+        scored = invoke("classify", "--threads", "1", SMALL / "test.txt", tmp_path / "1.model")
+        lines = (SMALL / "test.txt").read_text().splitlines()
+        assert scored.returncode == 0 and len(scored.stdout.splitlines()) == len(lines)
+        evaluated = invoke("eval", "--threads", "1", SMALL / "test.txt", "-", stdin=scored.stdout)
+        assert evaluated.returncode == 0, evaluated.stderr
+    finally:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+def test_threads_must_be_positive():
+    run = invoke("learn", "--threads", "0", SMALL / "train.txt", "-")
+    assert run.returncode == 2 and "--threads" in run.stderr

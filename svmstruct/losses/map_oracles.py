@@ -2,6 +2,8 @@
 import numpy as np
 from numba import njit, prange
 
+from svmstruct.sparse_ops import sequential_sum
+
 
 @njit(cache=True)
 def sorted_desc(y, s, positive):
@@ -163,4 +165,4 @@ def map_most_violated(y, s, qptr):
         d, delta = average_precision_most_violated_fast(y[lo:hi], s[lo:hi], 1.0, 1.0 / (P * N))
         dcoef[lo:hi] = d
         deltas[q] = delta
-    return dcoef, deltas.sum()
+    return dcoef, sequential_sum(deltas)

@@ -9,6 +9,8 @@ costs O(n log n) per query (svm_rank's own oracle is quadratic).
 import numpy as np
 from numba import njit, prange
 
+from svmstruct.sparse_ops import sequential_sum
+
 
 @njit(cache=True)
 def _label_ranks(y):
@@ -108,4 +110,4 @@ def pairs_most_violated(y, s, qptr, per_query_average):
             dcoef[lo + i] = scale * (above[i] - below[i])
             swapped += above[i]
         deltas[q] = scale * swapped
-    return dcoef, deltas.sum()
+    return dcoef, sequential_sum(deltas)
