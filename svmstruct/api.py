@@ -6,6 +6,7 @@ import math
 from typing import Any, Callable, Iterable, Iterator
 
 from svmstruct import losses, model, train
+from svmstruct import normalize as normalization
 from svmstruct.data import Dataset
 from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
@@ -33,26 +34,49 @@ def check_training_parameters(C: float, epsilon: float | None, max_iterations: i
         raise UsageError(f"the iteration limit must be at least 1, got {max_iterations!r}")
 
 
+def check_normalize(loss: Loss, normalize: str) -> None:
+    """`normalize` is one of svmstruct.normalize.METHODS and applies to the loss (UsageError otherwise)."""
+    if normalize not in normalization.METHODS:
+        raise UsageError(f"normalize must be one of {', '.join(normalization.METHODS)}, got {normalize!r}")
+    if normalize != "none" and loss.output == "subset":
+        raise UsageError(f"normalize does not apply to loss {loss.name}: its features are built from the documents")
+
+
 def train_grid(loss: Loss, opts: dict, data: Dataset, grid: Iterable[float], epsilon: float | None = None,
-               max_iterations: int = 100000, progress: Callable[[dict], None] | None = None) -> Iterator[model.Model]:
+               max_iterations: int = 100000, progress: Callable[[dict], None] | None = None,
+               normalize: str = "none") -> Iterator[model.Model]:
     """Train `loss` with resolved options on `data` for every C of the grid in turn (the training problem
-    is built once); each model carries its TrainResult in `.result`."""
+    is built once); each model carries its TrainResult in `.result`. `normalize` (none, query, global:
+    see svmstruct.normalize) transforms the features first and is recorded in the model."""
     grid = list(grid)
     for C in grid:
         check_training_parameters(C, epsilon, max_iterations)
+    check_normalize(loss, normalize)
     if loss.needs_qid and not data.has_qid:
         raise InputError(f"loss {loss.name} needs qid:<id> on every line", data.path)
+    scale = None
+    if normalize == "query":
+        data = normalization.query_level(data)
+    elif normalize == "global":
+        scale = normalization.global_scale(data)
+        data = normalization.scaled(data, scale)
     problem = loss.build(data, opts)
     eps = loss.default_epsilon if epsilon is None else float(epsilon)
     for C in grid:
         result = train.train(problem, float(C), eps, max_iterations, progress)
-        yield model.from_training(loss, opts, data, problem, result, C, eps)
+        trained = model.from_training(loss, opts, data, problem, result, C, eps)
+        if normalize != "none":
+            trained.header["normalize"] = normalize
+        if scale is not None:  # folded in: the model scores raw feature values
+            trained.w = trained.w / scale
+        yield trained
 
 
 def train_loss(loss: Loss, opts: dict, data: Dataset, C: float = 1.0, epsilon: float | None = None,
-               max_iterations: int = 100000, progress: Callable[[dict], None] | None = None) -> model.Model:
+               max_iterations: int = 100000, progress: Callable[[dict], None] | None = None,
+               normalize: str = "none") -> model.Model:
     """Train `loss` with resolved options on `data` for one C (see train_grid)."""
-    return next(train_grid(loss, opts, data, [C], epsilon, max_iterations, progress))
+    return next(train_grid(loss, opts, data, [C], epsilon, max_iterations, progress, normalize))
 
 
 def problem(data: Dataset, loss: str = "errorrate", **options: Any):
@@ -64,7 +88,8 @@ def problem(data: Dataset, loss: str = "errorrate", **options: Any):
 
 
 def fit(data: Dataset, loss: str = "errorrate", C: float = 1.0, epsilon: float | None = None,
-        max_iterations: int = 100000, progress: Callable[[dict], None] | None = None, **options: Any) -> model.Model:
+        max_iterations: int = 100000, progress: Callable[[dict], None] | None = None, normalize: str = "none",
+        **options: Any) -> model.Model:
     """Train a model on a Dataset (svmstruct.read_svmlight) with the loss called `loss` (a name of
     `svmstruct losses`, e.g. "map", "ndcg@10", "f1") and its options as keywords (beta=2, k=5, ...).
 
@@ -72,4 +97,4 @@ def fit(data: Dataset, loss: str = "errorrate", C: float = 1.0, epsilon: float |
     >>> m.predict(svmstruct.read_svmlight("test.txt"))      # scores w.x - b, one per line
     """
     spec, opts = resolve_loss(loss, options)
-    return train_loss(spec, opts, data, C, epsilon, max_iterations, progress)
+    return train_loss(spec, opts, data, C, epsilon, max_iterations, progress, normalize)

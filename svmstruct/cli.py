@@ -47,7 +47,7 @@ def _set_threads(ctx, param, threads):
         return
     import numba
 
-    available = numba.config.NUMBA_NUM_THREADS
+    available = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
     if threads > available:
         warn(f"--threads {threads}: only {available} threads are available here; using {available}")
     numba.set_num_threads(min(threads, available))
@@ -108,7 +108,7 @@ def _all_formats() -> list:
 
 
 def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, single_precision, dense,
-                  validation_file, select_measure, train_file, model_file, **loss_opts):
+                  validation_file, select_measure, normalize, train_file, model_file, **loss_opts):
     """Train on TRAIN_FILE (SVMlight, '-' for stdin) and write MODEL_FILE ('-' for stdout)."""
     from svmstruct import api, data, io, losses, selection
 
@@ -118,6 +118,10 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     loss, opts = api.resolve_loss(loss_name, loss_opts, _spelling)
     grid = selection.parse_grid(C)
     api.check_training_parameters(grid[0], epsilon, max_iterations)
+    api.check_normalize(loss, normalize)
+    if normalize == "query" and model_format == "svmlight":
+        raise UsageError("--normalize query needs the svmstruct model format: the originals' classify programs "
+                         "would score raw features")
     if len(grid) > 1 and validation_file is None:
         raise UsageError("a grid of C values needs --validate VALIDATION_FILE to choose from")
     if validation_file is not None:
@@ -139,14 +143,14 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
         warn(f"-l {code} is loss {loss.name} ({loss.summary}); the same code means -l {others[0].name} "
              f"({others[0].summary}). Name the loss to silence this warning.")
     largest = data.largest_magnitude(dataset)
-    if largest > LARGE_FEATURE:
+    if largest > LARGE_FEATURE and normalize == "none":
         warn(f"feature values reach {largest:.3g}: badly scaled data trains slowly and imprecisely; "
-             "scale the features (e.g. to [0, 1] per feature)")
+             "scale the features, e.g. with --normalize query or --normalize global")
     say = (lambda line: click.echo(line, err=True)) if verbosity >= 1 else None
     if validation_file is not None:
         validation = data.read_svmlight(validation_file)
         best, _ = selection.select_C(loss, opts, dataset, validation, select_measure, grid, epsilon, max_iterations,
-                                     say)
+                                     say, normalize)
         trained = best.model
         if say:
             say(f"Selected C {best.C:g} (validation {select_measure} {best.value:.4f})")
@@ -155,7 +159,8 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
             eps = epsilon if epsilon is not None else loss.default_epsilon
             say(f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features; "
                 f"loss {loss.name}, C {grid[0]:g}, epsilon {eps:g}")
-        trained = api.train_loss(loss, opts, dataset, grid[0], epsilon, max_iterations, _progress_printer(verbosity))
+        trained = api.train_loss(loss, opts, dataset, grid[0], epsilon, max_iterations, _progress_printer(verbosity),
+                                 normalize)
     result = trained.result
     if say:
         from svmstruct import train
@@ -303,6 +308,11 @@ def build_cli() -> click.Group:
         click.option("--select", "select_measure", default=None,
                      help="Measure that picks C on the validation data (any `eval` measure; `error` is minimised); "
                           "default: the loss's own measure."),
+        click.option("--normalize", type=click.Choice(["none", "query", "global"]), default="none",
+                     show_default=True,
+                     help="query: min-max per feature within every query (LETOR's QueryLevelNorm), applied by "
+                          "classify too; global: each feature divided by its largest |value|, folded into the "
+                          "weights."),
         THREADS_OPTION,
         _loss_options,
         click.argument("train_file"),

@@ -313,6 +313,10 @@ def score(model: Model, dataset) -> np.ndarray:
 
     from svmstruct import sparse_ops
 
+    if model.header.get("normalize") == "query":  # trained on query-normalised features (svmstruct.normalize)
+        from svmstruct import normalize
+
+        dataset = normalize.query_level(dataset)
     w = weights_for(model, dataset)
     X = dataset.X
     if model.format == "svmlight" and X.dtype != np.float32:

@@ -39,11 +39,11 @@ class GridPoint:
 
 
 def select_C(loss, opts: dict, dataset, validation, measure: str, grid: list, epsilon: float | None,
-             max_iterations: int = 100000, log=None) -> tuple:
+             max_iterations: int = 100000, log=None, normalize: str = "none") -> tuple:
     """Train for every C of the grid; keep the model with the best mean `measure` on `validation`
     (ties: the smaller C). Returns (best GridPoint, all GridPoints)."""
     points = []
-    for trained in api.train_grid(loss, opts, dataset, grid, epsilon, max_iterations):
+    for trained in api.train_grid(loss, opts, dataset, grid, epsilon, max_iterations, normalize=normalize):
         C, result = float(trained.header["C"]), trained.result
         value = evaluate.measure_table(validation, model.score(trained, validation), [measure],
                                        float(opts.get("rel_threshold") or 0.0))[measure]["all"]
