@@ -9,11 +9,13 @@ DEMO   := data/mq2008-small
 
 .PHONY: install demo test test-fast lint clean
 
-# Create the virtual environment and install svmstruct with its test extras (re-run when pyproject changes).
+# Create the virtual environment, install svmstruct with its test extras and compile its numba kernels into
+# the cache once (svmstruct.warmup), so that no command compiles on first use (re-run when pyproject changes).
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m svmstruct.warmup
 	touch $@
 
 install: $(VENV)/.installed

@@ -137,3 +137,21 @@ def test_threads_do_not_change_the_model(loss, tmp_path):
 def test_threads_must_be_positive():
     run = invoke("learn", "--threads", "0", SMALL / "train.txt", "-")
     assert run.returncode == 2 and "--threads" in run.stderr
+
+
+def test_after_the_warm_up_no_command_compiles(tmp_path):
+    """`make install` runs `python -m svmstruct.warmup`; afterwards learn (every family), classify and eval
+    load every numba kernel from the cache (NUMBA_DEBUG_CACHE prints `data saved` when it compiles)."""
+    env = {**os.environ, "NUMBA_DEBUG_CACHE": "1"}
+    warm = subprocess.run([sys.executable, "-m", "svmstruct.warmup"], capture_output=True, text=True)
+    assert warm.returncode == 0, warm.stderr
+    runs = [["learn", "-l", loss, "-c", "1", "-v", "0", SMALL / "train.txt", tmp_path / f"{i}.model"]
+            for i, loss in enumerate(["ndcg@10", "map", "pairs", "errorrate", "f1", "rocarea", "mrr"])]
+    runs += [["classify", SMALL / "test.txt", tmp_path / "0.model", tmp_path / "0.pred"],
+             ["eval", "-m", "all", SMALL / "test.txt", tmp_path / "0.pred"]]
+    for args in runs:
+        run = subprocess.run([sys.executable, "-m", "svmstruct", *map(str, args)], capture_output=True, text=True,
+                             env=env)
+        assert run.returncode == 0, run.stderr
+        compiled = [line for line in (run.stdout + run.stderr).splitlines() if "data saved" in line]
+        assert not compiled, f"{args[0]} compiled: {compiled[:3]}"

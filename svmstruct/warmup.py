@@ -1,0 +1,99 @@
+"""Compile and cache every numba kernel the commands use, once, right after installing.
+
+numba compiles a kernel on its first call and caches the machine code next to the package
+(`cache=True`); without this step every loss family pays its compilation (seconds each) on first use,
+and parallel jobs on a cold cache each pay it again. `make install` runs `python -m svmstruct.warmup`:
+it writes tiny inputs to a temporary directory and runs, in this process, what users run — `learn` with
+every registered loss (with and without `--float32`, `--dense`, `--normalize`, a validation grid),
+`classify` and `eval` with all measures, gzip input — so the cached signatures are the ones real runs
+use. Run it again after upgrading numba or moving the package.
+"""
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _ranking_file(path: Path, rng) -> None:
+    lines = []
+    for q in range(1, 5):
+        for d in range(6):
+            values = rng.random(5)
+            label = int(3 * values[0] * values[1])
+            features = " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(values))
+            lines.append(f"{label} qid:{q} {features} # q{q}d{d}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _div_files(svm: Path, qrels: Path, rng) -> None:
+    lines, judgments = [], []
+    for q in range(1, 3):
+        for d in range(5):
+            words = np.sort(rng.choice(np.arange(1, 30), size=6, replace=False))
+            lines.append(f"0 qid:{q} " + " ".join(f"{w}:{1 + w % 3}" for w in words) + f" # q{q}d{d}")
+            judgments += [f"{q} t{t} q{q}d{d} 1" for t in range(3) if rng.random() < 0.5]
+    svm.write_text("\n".join(lines) + "\n")
+    qrels.write_text("\n".join(judgments) + "\n")
+
+
+def _run(args: list) -> None:
+    from svmstruct import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            cli.main([str(a) for a in args])
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+    if code != 0:
+        raise RuntimeError(f"svmstruct {' '.join(map(str, args))} failed: {err.getvalue().strip()}")
+
+
+def warm_up(say=print) -> None:
+    """Run every command on tiny inputs (see the module docstring)."""
+    from svmstruct import losses
+
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        _ranking_file(d / "train.txt", rng)
+        (d / "train.txt.gz").write_bytes(gzip.compress((d / "train.txt").read_bytes()))
+        _div_files(d / "div.svm", d / "div.qrels", rng)
+        for loss in losses.REGISTRY.values():
+            start = time.perf_counter()
+            if loss.output == "subset":
+                _run(["learn", "-l", loss.name, "--subtopics", d / "div.qrels", "-k", "2", "-c", "1", "-v", "0",
+                      d / "div.svm", d / "div.model"])
+                _run(["classify", d / "div.svm", d / "div.model", d / "div.sel"])
+                _run(["eval", "--subtopics", d / "div.qrels", d / "div.svm", d / "div.sel"])
+            else:
+                model, pred = d / f"{loss.name}.model", d / f"{loss.name}.pred"
+                _run(["learn", "-l", loss.name, "-c", "1", "-v", "0", d / "train.txt", model])
+                _run(["classify", d / "train.txt", model, pred])
+            say(f"{loss.name:<16} {time.perf_counter() - start:6.1f} s")
+        start = time.perf_counter()
+        for variant in (["--float32"], ["--dense"], ["--normalize", "query"], ["--normalize", "global"],
+                        ["-c", "1,10", "--validate", d / "train.txt"]):
+            _run(["learn", "-l", "pairs", *variant, "-v", "0", d / "train.txt.gz", d / "variant.model"])
+        _run(["classify", "--format", "trec", d / "train.txt", d / "pairs.model", d / "run.txt"])
+        _run(["eval", "-m", "all", d / "train.txt", d / "pairs.pred", d / "map.pred"])
+        say(f"{'other paths':<16} {time.perf_counter() - start:6.1f} s")
+
+
+def main() -> None:
+    start = time.perf_counter()
+    print("svmstruct: compiling and caching the numba kernels (once per installation)", file=sys.stderr)
+    warm_up(lambda line: print(f"  {line}", file=sys.stderr))
+    print(f"svmstruct: done in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
