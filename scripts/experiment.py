@@ -53,7 +53,8 @@ def subset(d, lo, hi):
 
 
 def run(splits, runs, select, reported, base, quick=False, log=sys.stderr):
-    """Train and evaluate; returns (per-split means, per-query values, chosen C) dictionaries."""
+    """Train and evaluate; returns (per-split means, per-query values, chosen models) dictionaries; a chosen
+    model is described by its C, slack xi, |w|, iterations and training value of the selection measure."""
     per_query = {label: {m: [] for m in reported} for label in runs}
     per_split = {label: {m: [] for m in reported} for label in runs}
     chosen = {label: [] for label in runs}
@@ -66,7 +67,10 @@ def run(splits, runs, select, reported, base, quick=False, log=sys.stderr):
             loss, full_opts = api.resolve_loss(loss_name, opts)
             grid = grid[1:-1:2] if quick else grid
             best, _ = selection.select_C(loss, full_opts, train, vali, select, grid, None)
-            chosen[label].append(best.C)
+            train_value = measures.per_query(measures.lookup(select), train.y, model.score(best.model, train),
+                                             train.qptr, train.docids).mean()
+            chosen[label].append(dict(C=best.C, xi=best.result.xi, norm=float(np.linalg.norm(best.model.w)),
+                                      iterations=best.result.iterations, train=float(train_value)))
             scores = model.score(best.model, test)
             for m in reported:
                 values = measures.per_query(measures.lookup(m), test.y, scores, test.qptr, test.docids)
@@ -84,8 +88,15 @@ def report(names, per_split, per_query, chosen, seconds, reported, base, select)
         for label in per_split:
             cells = [f"{v:.4f}" for v in per_split[label][m]]
             lines.append(f"| {label} | " + " | ".join(cells) + f" | **{np.mean(per_split[label][m]):.4f}** | "
-                         + ", ".join(f"{c:g}" for c in chosen[label]) + " |")
+                         + ", ".join(f"{c['C']:g}" for c in chosen[label]) + " |")
         lines.append("")
+    lines += [f"The chosen models: xi / \\|w\\| / iterations / training {select} per split (a model near w = 0 "
+              "would show xi near its value at w = 0 and a tiny \\|w\\|)", "",
+              "| loss | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for label in chosen:
+        lines.append(f"| {label} | " + " | ".join(f"{c['xi']:.3f} / {c['norm']:.3g} / {c['iterations']} / "
+                                                   f"{c['train']:.4f}" for c in chosen[label]) + " |")
+    lines.append("")
     lines += [f"`{base}` against each run over all test queries: wins/losses of {base}, Wilcoxon signed-rank p", "",
               "| against | " + " | ".join(reported) + " |", "|---|" + "---|" * len(reported)]
     for label in per_split:
