@@ -77,6 +77,11 @@ exp-div: install
 	$(BIN)/python scripts/exp_div.py --out exp/div
 	$(BIN)/python scripts/exp_div.py --out exp/div-uniform --support 200,200
 
+# docs/experiments.md from the results of exp-dorm, exp-mq2008, exp-div and bench-engine
+.PHONY: experiments-doc
+experiments-doc: install
+	$(BIN)/python scripts/experiments_doc.py
+
 # svm_rank's scale case (generates the 424 MB synthetic file into exp/synth once)
 bench-synth: install
 	$(BIN)/python scripts/bench_synth_rank.py --shared $(SHARED) --file exp/synth/synth.txt
@@ -93,4 +98,4 @@ bench-hashed: install
 
 # iterations, oracle calls and time of the plain cutting-plane loop against OCAS's line search
 bench-engine: install
-	$(BIN)/python scripts/bench_engine.py --shared $(SHARED)
+	$(BIN)/python scripts/bench_engine.py --shared $(SHARED) --out exp/engine

@@ -7,7 +7,7 @@ x C in 0.1, 1, 10 on its synthetic data, 500 iterations at most, in total). Each
 the same run, `line_search=False` (the loop of svm_struct, the baseline) and `line_search=True`
 (Franc & Sonnenburg 2009), and the table gives iterations, oracle calls, seconds and the primal
 objectives with their relative difference.
-Usage: python scripts/bench_engine.py [--shared ../shared] [--only NAME-SUBSTRING] [--no-div]
+Usage: python scripts/bench_engine.py [--shared ../shared] [--only NAME-SUBSTRING] [--no-div] [--out DIR]
 """
 import argparse
 import subprocess
@@ -68,10 +68,13 @@ def main():
     parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
     parser.add_argument("--only", default="")
     parser.add_argument("--no-div", action="store_true")
+    parser.add_argument("--out", default="", help="also write the table as OUT/results.md (markdown)")
     args = parser.parse_args()
     header = (f"{'case':<38} {'engine':<12} {'iter':>6} {'oracle':>7} {'seconds':>8} {'primal':>16} "
               f"{'rel. diff':>10} {'iter ratio':>10}")
     print(header)
+    table = ["| case | engine | iterations | oracle calls | seconds | primal | rel. diff | iterations plain / this |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, runs in cases(Path(args.shared), not args.no_div):
         if args.only not in name:
             continue
@@ -93,8 +96,15 @@ def main():
         base = totals[False]
         for line_search, (iterations, calls, seconds, primal) in totals.items():
             engine = "OCAS" if line_search else "plain"
+            relative, ratio = (primal - base[3]) / abs(base[3]), base[0] / iterations
             print(f"{name:<38} {engine:<12} {iterations:>6} {calls:>7} {seconds:>8.2f} {primal:>16.6f} "
-                  f"{(primal - base[3]) / abs(base[3]):>10.2e} {base[0] / iterations:>10.2f}", flush=True)
+                  f"{relative:>10.2e} {ratio:>10.2f}", flush=True)
+            table.append(f"| {name} | {engine} | {iterations} | {calls} | {seconds:.2f} | {primal:.6f} | "
+                         f"{relative:.2e} | {ratio:.2f} |")
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.md").write_text("\n".join(table) + "\n")
 
 
 if __name__ == "__main__":
