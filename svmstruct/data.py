@@ -8,8 +8,11 @@ import gzip
 import math
 import re
 import zlib
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -98,6 +101,12 @@ class Docids:
     def append(self, docid: str) -> None:
         self._parts.append(docid.encode())
 
+    def extend(self, docids: list) -> None:
+        """Docids as read from a file (bytes); invalid UTF-8 is replaced as docid_from_comment does."""
+        if not b"".join(docids).isascii():
+            docids = [d.decode("utf-8", "replace").encode() for d in docids]
+        self._parts.extend(docids)
+
     def freeze(self) -> "Docids":
         self._blob = b"".join(self._parts)
         self._offsets = np.zeros(len(self._parts) + 1, dtype=np.int64)
@@ -141,19 +150,25 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
     'sparse' gives a CSR matrix, 'dense' an ndarray (for dense data it saves the 4-byte index of every
     value), 'auto' whichever takes less memory.
     The file is read twice (sizes, then values), so memory peaks near the final arrays; stdin and
-    gzip are spooled once.
+    gzip are spooled once. Both passes run over chunks of whole lines on numba's thread count
+    (--threads): the first gives every chunk's rows, nonzeros and lines, so each chunk is parsed from
+    its own offsets in parallel, and the results are taken in file order (the first error in the file
+    is the one reported).
     """
     name = "<stdin>" if path == "-" else path
-    with io.open_binary(path) as f:
+    threads = max(1, numba.get_num_threads())
+    with io.open_binary(path) as f, ThreadPoolExecutor(threads) as pool:
         if path == "-" or isinstance(f, gzip.GzipFile):
             chunks = [bytes(chunk) for chunk in _complete_chunks(f, name)]
             source = lambda: iter(chunks)  # noqa: E731
         else:
-            source = None
-        rows = nnz = highest = 0
-        for buf in (source() if source else _complete_chunks(f, name)):
-            r, z, h = parser.count_lines(np.frombuffer(buf, dtype=np.uint8), len(buf))
-            rows, nnz, highest = rows + r, nnz + z, max(highest, h)
+            source = lambda: (bytes(chunk) for chunk in _complete_chunks(f, name))  # noqa: E731
+        counts = []  # per chunk: (bytes, rows, feature tokens, physical lines)
+        highest = 0
+        for buf, (r, z, h, lines_in) in _in_order(pool, threads, _count, source()):
+            counts.append((len(buf), r, z, lines_in))
+            highest = max(highest, h)
+        rows, nnz = sum(c[1] for c in counts), sum(c[2] for c in counts)
         if rows == 0:
             raise InputError("no examples", name)
         width = max(highest, n_features or 0)
@@ -161,22 +176,30 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
         dense = layout == "dense" or (layout == "auto" and rows * width * itemsize <= nnz * (itemsize + 4))
         if dense and width > COMPACT_ABOVE:
             dense = False  # parse sparse, compact the columns, then densify (below)
-        X = np.zeros((rows, width) if dense else (0, width), dtype=dtype)
-        indptr = np.zeros(rows + 1 if not dense else 1, dtype=np.int64)
-        indices = np.empty(0 if dense else nnz, dtype=np.int32)
-        values = np.empty(0 if dense else nnz, dtype=dtype)
-        y = np.empty(rows)
-        qid = np.zeros(rows, dtype=np.int64)
-        has_qid = np.zeros(rows, dtype=np.bool_)
-        lines = np.zeros(rows, dtype=np.int64)
+        out = _Arrays(
+            X=np.zeros((rows, width) if dense else (0, width), dtype=dtype),
+            indptr=np.zeros(rows + 1 if not dense else 1, dtype=np.int64),
+            indices=np.empty(0 if dense else nnz, dtype=np.int32),
+            values=np.empty(0 if dense else nnz, dtype=dtype),
+            y=np.empty(rows), qid=np.zeros(rows, dtype=np.int64), has_qid=np.zeros(rows, dtype=np.bool_),
+            lines=np.zeros(rows, dtype=np.int64), comment_start=np.zeros(rows, dtype=np.int64),
+            comment_end=np.zeros(rows, dtype=np.int64), dense=dense)
         docids = Docids()
-        state = dict(line=0, row=0, nz=0)
-        if source is None:
+        if not isinstance(f, gzip.GzipFile) and path != "-":
             f.seek(0)
-        for buf in (source() if source else _complete_chunks(f, name)):
-            _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, has_qid, lines, docids)
-    if state["row"] != rows:
-        raise InputError(f"the file changed while it was read ({state['row']} rows, expected {rows})", name)
+        starts = []  # each chunk parses from its own (line, row, nonzero) offsets: known from the counts
+        line = row = nz = 0
+        for size, r, z, lines_in in counts:
+            starts.append((size, line, row, nz))
+            line, row, nz = line + lines_in, row + r, nz + z
+        parse = lambda item: _parse_kernel(item[0], item[1], out, name)  # noqa: E731
+        parsed_rows = 0
+        for (buf, _), calls in _in_order(pool, threads, parse, zip(source(), starts)):
+            parsed_rows = _finish_chunk(buf, calls, out, name, docids)
+    if parsed_rows != rows:
+        raise InputError(f"the file changed while it was read ({parsed_rows} rows, expected {rows})", name)
+    X, indptr, indices, values, y, qid, has_qid, lines = (out.X, out.indptr, out.indices, out.values, out.y, out.qid,
+                                                          out.has_qid, out.lines)
     _check_single_precision(X if dense else values, dense, indptr, lines, name)
     if has_qid.any() and not has_qid.all():
         row = int(np.flatnonzero(has_qid != has_qid[0])[0])
@@ -237,34 +260,74 @@ _MESSAGES = {
 }
 
 
-def _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, has_qid, lines, docids):
-    """Parse one buffer of whole lines into the arrays; tokens off the kernel's fast path are converted
-    here. The first problem in file order is reported, its line found from its byte position."""
+@dataclass
+class _Arrays:
+    """The output arrays of read_svmlight, shared by the chunks (each writes its own rows)."""
+
+    X: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    y: np.ndarray
+    qid: np.ndarray
+    has_qid: np.ndarray
+    lines: np.ndarray
+    comment_start: np.ndarray
+    comment_end: np.ndarray
+    dense: bool
+
+
+def _in_order(pool, threads: int, work, items):
+    """(item, work(item)) for every item, in order, with up to 2 * threads items in flight on the pool."""
+    pending: deque = deque()
+    for item in items:
+        pending.append((item, pool.submit(work, item)))
+        if len(pending) >= 2 * threads:
+            item, future = pending.popleft()
+            yield item, future.result()
+    while pending:
+        item, future = pending.popleft()
+        yield item, future.result()
+
+
+def _count(buf: bytes):
+    return parser.count_lines(np.frombuffer(buf, dtype=np.uint8), len(buf))
+
+
+def _parse_kernel(buf: bytes, start: tuple, out: _Arrays, name: str) -> list:
+    """Run the parsing kernel over one chunk of whole lines from its offsets (on a worker thread: the
+    kernel releases the GIL). Returns the kernel's calls: (fallback slots, starts, ends, code, error
+    token span, previous index, the chunk's first line and row, the row reached); FULL asks for another
+    call with more room."""
+    size, line, row, nz = start
+    if len(buf) != size:
+        raise InputError("the file changed while it was read", name)
     arr = np.frombuffer(buf, dtype=np.uint8)
-    rows_before = state["row"]
-    first_line = state["line"]  # lines before this buffer
-    comment_start = np.zeros(len(y), dtype=np.int64)  # indexed by row, like every output array
-    comment_end = np.zeros(len(y), dtype=np.int64)
+    calls = []
     capacity = 1 << 16
     p = 0
-    flat = X.reshape(-1) if dense else values
-    newlines = None
-
-    def line_at(position: int) -> int:
-        nonlocal newlines
-        if newlines is None:
-            newlines = np.flatnonzero(arr == parser.NEWLINE)
-        return first_line + int(np.searchsorted(newlines, position)) + 1
-
     while True:
         fb_pos = np.empty(capacity, dtype=np.int64)
         fb_start = np.empty(capacity, dtype=np.int64)
         fb_end = np.empty(capacity, dtype=np.int64)
         code, p, line, row, nz, count, t0, t1, last = parser.parse_lines(
-            arr, len(arr), p, state["line"], state["row"], state["nz"], dense, X, indptr, indices, values, y, qid,
-            has_qid, lines, comment_start, comment_end, fb_pos, fb_start, fb_end, 0)
+            arr, len(arr), p, line, row, nz, out.dense, out.X, out.indptr, out.indices, out.values, out.y, out.qid,
+            out.has_qid, out.lines, out.comment_start, out.comment_end, fb_pos, fb_start, fb_end, 0)
+        calls.append((fb_pos[:count], fb_start[:count], fb_end[:count], code, t0, t1, last, start[1], start[2], row))
+        if code != parser.FULL:
+            return calls
+        capacity *= 2
+
+
+def _finish_chunk(buf: bytes, calls: list, out: _Arrays, name: str, docids: "Docids") -> int:
+    """In file order: convert the tokens off the kernel's fast path, report the chunk's first problem
+    (its line found from its byte position), add the docids. Returns the rows parsed so far."""
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    flat = out.X.reshape(-1) if out.dense else out.values
+    newlines = None
+    for fb_pos, fb_start, fb_end, code, t0, t1, last, first_line, _, _ in calls:
         problems = []  # (byte position, message) of every bad token found
-        for k in range(count):
+        for k in range(len(fb_pos)):
             raw = bytes(buf[fb_start[k]:fb_end[k]])
             slot = int(fb_pos[k])
             what = "cost" if slot == parser.CHECK_ONLY else "target" if slot < 0 else "feature value"
@@ -275,7 +338,7 @@ def _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, ha
             elif slot == parser.CHECK_ONLY:
                 continue
             elif slot < 0:
-                y[-1 - slot] = value
+                out.y[-1 - slot] = value
             else:
                 with np.errstate(over="ignore"):  # float32 overflow: reported with its line after reading
                     flat[slot] = value
@@ -284,16 +347,16 @@ def _parse_chunk(buf, name, state, dense, X, indptr, indices, values, y, qid, ha
             problems.append((int(t0), _MESSAGES[code].format(tok=token, last=last)))
         if problems:
             position, message = min(problems)
-            raise InputError(message, name, line_at(position))
-        state.update(line=line, row=row, nz=nz)
-        if code == parser.FULL:
-            capacity *= 2
-            continue
-        break
-    for r in range(rows_before, state["row"]):
-        c0, c1 = comment_start[r], comment_end[r]
-        d = docid_from_comment(bytes(buf[c0:c1])) if c1 > c0 else None
-        docids.append(d if d is not None else f"L{lines[r]}")
+            if newlines is None:
+                newlines = np.flatnonzero(arr == parser.NEWLINE)
+            raise InputError(message, name, first_line + int(np.searchsorted(newlines, position)) + 1)
+    row0, row_end = calls[0][8], calls[-1][9]
+    start = np.empty(row_end, dtype=np.int64)
+    end = np.empty(row_end, dtype=np.int64)
+    parser.docid_spans(arr, out.comment_start, out.comment_end, row0, row_end, start, end)
+    docids.extend([buf[a:b] if a >= 0 else b"L%d" % line for a, b, line in
+                   zip(start[row0:].tolist(), end[row0:].tolist(), out.lines[row0:row_end].tolist())])
+    return row_end
 
 
 def from_arrays(X, y, qid=None, name: str = "<arrays>") -> tuple[Dataset, np.ndarray]:

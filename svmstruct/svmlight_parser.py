@@ -174,16 +174,19 @@ def _content_end(buf, p, e):
     return p
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def count_lines(buf, n):
-    """(data rows, feature tokens, highest feature index) of the complete lines in buf[:n].
+    """(data rows, feature tokens, highest feature index, physical lines) of the complete lines in buf[:n].
 
-    Only counts; parse_lines validates. Feature tokens are those not starting with qid/sid/cost."""
+    Only counts; parse_lines validates. Feature tokens are those not starting with qid/sid/cost.
+    nogil: chunks of a file are counted (and parsed) on several threads."""
     rows = 0
     nnz = 0
     highest = 0
+    physical = 0
     p = 0
     while p < n:
+        physical += 1
         e = _line_end(buf, p, n)
         c_end = _content_end(buf, p, e)
         q = p
@@ -206,10 +209,10 @@ def count_lines(buf, n):
             if ok and highest < idx <= MAX_INDEX:
                 highest = idx
         p = e + 1
-    return rows, nnz, highest
+    return rows, nnz, highest, physical
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qid, has_qid, lines,
                 comment_start, comment_end, fallback_pos, fallback_start, fallback_end, fallback_count):
     """Parse the complete lines of buf[p:n] into preallocated arrays from row `row` / nonzero `nz` on.
@@ -319,3 +322,47 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
         row += 1
         p = e + 1
     return OK, p, line, row, nz, fallback_count, 0, 0, 0
+
+
+@njit(cache=True)
+def _is_ascii_space(c):
+    return c == SPACE or c == TAB or c == NEWLINE or c == CR or c == 11 or c == 12
+
+
+@njit(cache=True, nogil=True)
+def docid_spans(buf, comment_start, comment_end, row0, row1, start, end):
+    """For rows row0:row1, the byte span of the docid in the comment buf[comment_start:comment_end]:
+    the first `docid<spaces>=<spaces>TOKEN` (LETOR), else the comment's first token; start = end = -1
+    when the comment is empty. The same as data.docid_from_comment's regular expression."""
+    for r in range(row0, row1):
+        c0, c1 = comment_start[r], comment_end[r]
+        start[r] = -1
+        end[r] = -1
+        k = c0
+        while k + 5 <= c1:
+            if buf[k] == 100 and buf[k + 1] == 111 and buf[k + 2] == 99 and buf[k + 3] == 105 and buf[k + 4] == 100:
+                j = k + 5
+                while j < c1 and _is_ascii_space(buf[j]):
+                    j += 1
+                if j < c1 and buf[j] == 61:  # '='
+                    j += 1
+                    while j < c1 and _is_ascii_space(buf[j]):
+                        j += 1
+                    t = j
+                    while j < c1 and not _is_ascii_space(buf[j]):
+                        j += 1
+                    if j > t:
+                        start[r] = t
+                        end[r] = j
+                        break
+            k += 1
+        if start[r] < 0:  # the first token
+            j = c0
+            while j < c1 and _is_ascii_space(buf[j]):
+                j += 1
+            t = j
+            while j < c1 and not _is_ascii_space(buf[j]):
+                j += 1
+            if j > t:
+                start[r] = t
+                end[r] = j

@@ -160,3 +160,50 @@ def test_chunk_boundaries_and_lines_longer_than_the_buffer(monkeypatch):
     pieces = data.read_svmlight(path)
     assert (pieces.X != whole.X).nnz == 0 and np.array_equal(pieces.y, whole.y)
     assert pieces.docids == whole.docids and np.array_equal(pieces.line, whole.line)
+
+
+def test_docid_kernel_equals_the_regular_expression(tmp_path):
+    """The docids of a file (a numba kernel over the comments) against data.docid_from_comment, the regular
+    expression `docid\\s*=\\s*(\\S+)` or else the first token, on random comments built from its pieces."""
+    rng = np.random.default_rng(0)
+    pieces = [b"docid", b"doc", b"id", b"=", b" ", b"\t", b"\x0b", b"\x0c", b"GX", b"-1", b"d\xc3\xa9", b"\xff",
+              b"#", b"docid=", b"docid =  ", b"x"]
+    comments = [b"".join(pieces[k] for k in rng.integers(0, len(pieces), rng.integers(0, 8))) for _ in range(3000)]
+    path = tmp_path / "comments.txt"
+    path.write_bytes(b"".join(b"1 qid:1 1:1 #" + c + b"\n" for c in comments))
+    expected = [data.docid_from_comment(c) for c in comments]
+    assert list(data.read_svmlight(str(path)).docids) == [e if e is not None else f"L{i + 1}"
+                                                          for i, e in enumerate(expected)]
+
+
+def test_chunks_parsed_on_several_threads_give_the_same_dataset(tmp_path, monkeypatch):
+    """A file read in many small chunks, on one thread and on two (chunks are counted and parsed in
+    parallel from offsets known after the first pass), equals the file read in one piece; an error in a
+    late chunk names its line."""
+    import numba
+
+    rng = np.random.default_rng(3)
+    lines = []
+    for i in range(3000):
+        # every third value has 25 decimals: off the kernel's fast path (converted by Python)
+        values = [f"{v:.6g}" if k % 3 else f"{v:.25f}" for k, v in enumerate(rng.normal(size=6))]
+        lines.append(f"{i % 3} qid:{1 + i // 10} " + " ".join(f"{2 * k + 1}:{v}" for k, v in enumerate(values))
+                     + (f" # docid = D{i}" if i % 7 else "") + "\n")
+    path = tmp_path / "many.txt"
+    path.write_text("".join(lines))
+    whole = data.read_svmlight(str(path))
+    monkeypatch.setattr(data, "CHUNK", 4096)
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            chunked = data.read_svmlight(str(path))
+            assert (chunked.X != whole.X).nnz == 0 and np.array_equal(chunked.X.indptr, whole.X.indptr)
+            assert np.array_equal(chunked.y, whole.y) and np.array_equal(chunked.qid, whole.qid)
+            assert np.array_equal(chunked.line, whole.line) and list(chunked.docids) == list(whole.docids)
+        lines[2500] = "1 qid:251 3:1 2:1\n"
+        path.write_text("".join(lines))
+        with pytest.raises(InputError) as e:
+            data.read_svmlight(str(path))
+        assert e.value.line == 2501 and "must increase" in str(e.value)
+    finally:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
