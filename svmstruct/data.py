@@ -435,7 +435,9 @@ def check_unique_docids(dataset: Dataset) -> None:
 def largest_magnitude(dataset: Dataset) -> float:
     """The largest |x| of the features (0 for an empty matrix)."""
     values = dataset.X if isinstance(dataset.X, np.ndarray) else dataset.X.data
-    return float(np.max(np.abs(values), initial=0.0))
+    if values.size == 0:
+        return 0.0
+    return float(max(abs(np.max(values)), abs(np.min(values))))  # no |X| copy: X may be most of memory
 
 
 def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:
