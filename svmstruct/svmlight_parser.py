@@ -167,11 +167,25 @@ def _line_end(buf, p, n):
 
 
 @njit(cache=True)
-def _content_end(buf, p, e):
-    """End of the data part of the line buf[p:e] (before '#')."""
-    while p < e and buf[p] != HASH:
+def _line_and_content_end(buf, p, n):
+    """(end of the line starting at p (its newline, or n), end of its data part (its first '#', or the
+    line's end)) in one scan."""
+    while p < n:
+        c = buf[p]
+        if c == NEWLINE:
+            return p, p
+        if c == HASH:
+            return _line_end(buf, p, n), p
         p += 1
-    return p
+    return n, n
+
+
+@njit(cache=True)
+def _has_colon(buf, start, end):
+    for r in range(start, end):
+        if buf[r] == COLON:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
@@ -187,8 +201,7 @@ def count_lines(buf, n):
     p = 0
     while p < n:
         physical += 1
-        e = _line_end(buf, p, n)
-        c_end = _content_end(buf, p, e)
+        e, c_end = _line_and_content_end(buf, p, n)
         q = p
         first = True
         while q < c_end:
@@ -227,11 +240,10 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
     capacity = fallback_pos.shape[0]
     width = X.shape[1]
     while p < n:
-        e = _line_end(buf, p, n)
+        e, c_end = _line_and_content_end(buf, p, n)
         if fallback_count + (e - p) // 2 + 2 > capacity:  # this line might not fit: come back with room
             return FULL, p, line, row, nz, fallback_count, 0, 0, 0
         line += 1
-        c_end = _content_end(buf, p, e)
         t, q = _next_token(buf, p, c_end)
         if t == q:  # blank or comment-only line
             p = e + 1
@@ -256,10 +268,13 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
                 colon += 1
             if colon == t or colon >= q - 1:
                 return MALFORMED, p, line, row, nz, fallback_count, t, q, last
-            for r in range(colon + 1, q):
-                if buf[r] == COLON:
-                    return MALFORMED, p, line, row, nz, fallback_count, t, q, last
+            # a second colon makes the token malformed; a value on the fast path has none, so the scan for
+            # it is done only where its absence is not already known (before any other error and off the
+            # fast path), which reports the same error as checking first
             key_len = colon - t
+            if buf[t] == 113 or buf[t] == 115 or buf[t] == 99:  # q s c: maybe qid/sid/cost
+                if _has_colon(buf, colon + 1, q):
+                    return MALFORMED, p, line, row, nz, fallback_count, t, q, last
             if key_len == 3 and buf[t] == 113 and buf[t + 1] == 105 and buf[t + 2] == 100:  # qid
                 if has_qid[row] or last > 0:
                     return QID_MISPLACED, p, line, row, nz, fallback_count, t, q, last
@@ -286,6 +301,10 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
                     return BAD_OPTION, p, line, row, nz, fallback_count, t, q, last
                 continue
             ok, idx = _parse_int(buf, t, colon)
+            ok_value, v = fast_float(buf, colon + 1, q)
+            index_error = not ok or buf[t] == 43 or buf[t] == 45 or idx < 1 or idx > MAX_INDEX or idx <= last
+            if (index_error or not ok_value) and _has_colon(buf, colon + 1, q):
+                return MALFORMED, p, line, row, nz, fallback_count, t, q, last
             if not ok or buf[t] == 43 or buf[t] == 45:
                 if ok:  # a signed index
                     if idx < 1:
@@ -298,7 +317,7 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
             if idx <= last:
                 return NOT_INCREASING, p, line, row, nz, fallback_count, t, q, last
             last = idx
-            ok, v = fast_float(buf, colon + 1, q)
+            ok = ok_value
             if dense:
                 slot = row * width + (idx - 1)
                 if ok:

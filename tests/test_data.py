@@ -207,3 +207,15 @@ def test_chunks_parsed_on_several_threads_give_the_same_dataset(tmp_path, monkey
         assert e.value.line == 2501 and "must increase" in str(e.value)
     finally:
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+@pytest.mark.parametrize("token", ["x:1:2", "0:1:2", "-3:1:2", "3:1:2", "7:1:2", "7:1.5:2", "7:nan:2", "qid:1:2",
+                                   "sid:1:2", "cost:1:2", "c:1:2"])
+def test_a_second_colon_is_malformed_before_any_other_error(token, tmp_path):
+    """The kernel checks for a second colon only off its fast path; the error must be the one a check
+    first would give (here index 3 after 5 would otherwise be 'must increase', 0 'must be >= 1')."""
+    path = tmp_path / "colon.txt"
+    path.write_text(f"1 qid:1 1:1\n1 qid:1 5:1 {token} 9:1\n")
+    with pytest.raises(InputError) as e:
+        data.read_svmlight(str(path))
+    assert e.value.line == 2 and "malformed token" in str(e.value), str(e.value)
