@@ -55,7 +55,7 @@ class Dataset:
 
 
 _DOCID = re.compile(rb"docid\s*=\s*(\S+)")
-CHUNK = 1 << 23  # bytes of text parsed per kernel call; memory stays near the final arrays
+CHUNK = 1 << 22  # bytes of text parsed per kernel call (threads + 1 in flight): memory stays near the final arrays
 # values the kernel's fast path leaves to Python: plain decimals only (float() would also take '1_0',
 # non-ASCII digits and surrounding Unicode spaces), and the spellings of nan/inf, which are not finite
 _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
@@ -96,22 +96,31 @@ class Docids:
     """The docids of a file, stored compactly (one byte string + offsets); indexing gives str."""
 
     def __init__(self):
-        self._parts, self._lengths = [], []
+        self._parts: list = []  # byte strings, each holding one or more docids
+        self._lengths: list = []  # their docids' lengths (a list or an array per part)
 
     def append(self, docid: str) -> None:
-        self._parts.append(docid.encode())
+        encoded = docid.encode()
+        self._parts.append(encoded)
+        self._lengths.append([len(encoded)])
 
     def extend(self, docids: list) -> None:
-        """Docids as read from a file (bytes); invalid UTF-8 is replaced as docid_from_comment does."""
-        if not b"".join(docids).isascii():
+        """Docids as read from a file (bytes); invalid UTF-8 is replaced as docid_from_comment does.
+        Kept as one byte string per call (a chunk of a file), not one object per docid."""
+        blob = b"".join(docids)
+        if not blob.isascii():
             docids = [d.decode("utf-8", "replace").encode() for d in docids]
-        self._parts.extend(docids)
+            blob = b"".join(docids)
+        self._parts.append(blob)
+        self._lengths.append(np.fromiter(map(len, docids), dtype=np.int64, count=len(docids)))
 
     def freeze(self) -> "Docids":
         self._blob = b"".join(self._parts)
-        self._offsets = np.zeros(len(self._parts) + 1, dtype=np.int64)
-        np.cumsum([len(p) for p in self._parts], out=self._offsets[1:])
-        del self._parts
+        lengths = np.concatenate([np.asarray(x, dtype=np.int64) for x in self._lengths]) if self._lengths \
+            else np.zeros(0, dtype=np.int64)
+        self._offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=self._offsets[1:])
+        del self._parts, self._lengths
         return self
 
     def __len__(self) -> int:
@@ -238,7 +247,9 @@ def _check_dense_size(rows: int, width: int, itemsize: int, name: str) -> None:
 
 def _check_single_precision(values: np.ndarray, dense: bool, indptr: np.ndarray, lines: np.ndarray, name: str):
     """A value beyond single precision's range becomes inf in a float32 array (--float32): name its line."""
-    if values.dtype != np.float32 or values.size == 0 or np.all(np.isfinite(values)):
+    if values.dtype != np.float32 or values.size == 0:
+        return
+    if np.isfinite(np.max(values)) and np.isfinite(np.min(values)):  # no full-size boolean array
         return
     first = int(np.flatnonzero(~np.isfinite(values.reshape(-1)))[0])
     row = first // values.shape[1] if dense else int(np.searchsorted(indptr, first, side="right")) - 1
@@ -278,11 +289,12 @@ class _Arrays:
 
 
 def _in_order(pool, threads: int, work, items):
-    """(item, work(item)) for every item, in order, with up to 2 * threads items in flight on the pool."""
+    """(item, work(item)) for every item, in order, with up to threads + 1 items in flight on the pool
+    (each holds a chunk of the file: memory stays near the final arrays)."""
     pending: deque = deque()
     for item in items:
         pending.append((item, pool.submit(work, item)))
-        if len(pending) >= 2 * threads:
+        if len(pending) > threads:
             item, future = pending.popleft()
             yield item, future.result()
     while pending:
