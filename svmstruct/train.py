@@ -35,6 +35,7 @@ INACTIVE_LIMIT = 50
 # plane at w_t, 0.05 took fewer iterations on every case of `make bench-engine` (corn errorrate 181 -> 143).
 MU = 0.05
 LINE_SEARCH_CALLS = 16  # oracle calls of one line search at most
+LINE_SEARCH_TOLERANCE = 1e-9  # relative distance of the best point found to the lower model
 # outer (CCCP) steps of a latent-target problem
 MAX_OUTER = 100
 OUTER_TOLERANCE = 1e-6
@@ -310,12 +311,12 @@ def _line_search(evaluate, C: float, n: int, w_b, w_t, s_b, s_t, found_b: tuple,
             step = lo + (hi - lo) * gap_lo / (gap_lo + gap_hi) if gap_lo + gap_hi > 0 else 0.5 * (lo + hi)
         step = min(max(step, lo), hi)
         lower = max(piece(lo, f_lo, slope_lo, step), piece(hi, f_hi, slope_hi, step))
-        if best[0] - lower <= 1e-9 * abs(best[0]) or not lo < step < hi:
+        if best[0] - lower <= LINE_SEARCH_TOLERANCE * abs(best[0]) or not lo < step < hi:
             break
         f, slope, found = at(step)
         if f < best[0]:
             best = (f, step, found)
-        if f - lower <= 1e-9 * abs(f):
+        if f - lower <= LINE_SEARCH_TOLERANCE * abs(f):
             break
         if slope >= 0:
             hi, f_hi, slope_hi = step, f, slope
