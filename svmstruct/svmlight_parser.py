@@ -343,16 +343,12 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
     return OK, p, line, row, nz, fallback_count, 0, 0, 0
 
 
-@njit(cache=True)
-def _is_ascii_space(c):
-    return c == SPACE or c == TAB or c == NEWLINE or c == CR or c == 11 or c == 12
-
-
 @njit(cache=True, nogil=True)
 def docid_spans(buf, comment_start, comment_end, row0, row1, start, end):
     """For rows row0:row1, the byte span of the docid in the comment buf[comment_start:comment_end]:
     the first `docid<spaces>=<spaces>TOKEN` (LETOR), else the comment's first token; start = end = -1
-    when the comment is empty. The same as data.docid_from_comment's regular expression."""
+    when the comment is empty. The same as data.docid_from_comment's regular expression (a comment holds
+    no newline, so _is_space is whitespace there)."""
     for r in range(row0, row1):
         c0, c1 = comment_start[r], comment_end[r]
         start[r] = -1
@@ -361,27 +357,15 @@ def docid_spans(buf, comment_start, comment_end, row0, row1, start, end):
         while k + 5 <= c1:
             if buf[k] == 100 and buf[k + 1] == 111 and buf[k + 2] == 99 and buf[k + 3] == 105 and buf[k + 4] == 100:
                 j = k + 5
-                while j < c1 and _is_ascii_space(buf[j]):
+                while j < c1 and _is_space(buf[j]):
                     j += 1
                 if j < c1 and buf[j] == 61:  # '='
-                    j += 1
-                    while j < c1 and _is_ascii_space(buf[j]):
-                        j += 1
-                    t = j
-                    while j < c1 and not _is_ascii_space(buf[j]):
-                        j += 1
-                    if j > t:
-                        start[r] = t
-                        end[r] = j
+                    t, q = _next_token(buf, j + 1, c1)
+                    if q > t:
+                        start[r], end[r] = t, q
                         break
             k += 1
         if start[r] < 0:  # the first token
-            j = c0
-            while j < c1 and _is_ascii_space(buf[j]):
-                j += 1
-            t = j
-            while j < c1 and not _is_ascii_space(buf[j]):
-                j += 1
-            if j > t:
-                start[r] = t
-                end[r] = j
+            t, q = _next_token(buf, c0, c1)
+            if q > t:
+                start[r], end[r] = t, q
