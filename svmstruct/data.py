@@ -203,8 +203,8 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
             line, row, nz = line + lines_in, row + r, nz + z
         parse = lambda item: _parse_kernel(item[0], item[1], out, name)  # noqa: E731
         parsed_rows = 0
-        for (buf, _), calls in _in_order(pool, threads, parse, zip(source(), starts)):
-            parsed_rows = _finish_chunk(buf, calls, out, name, docids)
+        for (buf, (_, first_line, first_row, _)), calls in _in_order(pool, threads, parse, zip(source(), starts)):
+            parsed_rows = _finish_chunk(buf, calls, first_line, first_row, out, name, docids)
     if parsed_rows != rows:
         raise InputError(f"the file changed while it was read ({parsed_rows} rows, expected {rows})", name)
     X, indptr, indices, values, y, qid, has_qid, lines = (out.X, out.indptr, out.indices, out.values, out.y, out.qid,
@@ -309,8 +309,7 @@ def _count(buf: bytes):
 def _parse_kernel(buf: bytes, start: tuple, out: _Arrays, name: str) -> list:
     """Run the parsing kernel over one chunk of whole lines from its offsets (on a worker thread: the
     kernel releases the GIL). Returns the kernel's calls: (fallback slots, starts, ends, code, error
-    token span, previous index, the chunk's first line and row, the row reached); FULL asks for another
-    call with more room."""
+    token span, previous index, the row reached); FULL asks for another call with more room."""
     size, line, row, nz = start
     if len(buf) != size:
         raise InputError("the file changed while it was read", name)
@@ -325,19 +324,20 @@ def _parse_kernel(buf: bytes, start: tuple, out: _Arrays, name: str) -> list:
         code, p, line, row, nz, count, t0, t1, last = parser.parse_lines(
             arr, len(arr), p, line, row, nz, out.dense, out.X, out.indptr, out.indices, out.values, out.y, out.qid,
             out.has_qid, out.lines, out.comment_start, out.comment_end, fb_pos, fb_start, fb_end, 0)
-        calls.append((fb_pos[:count], fb_start[:count], fb_end[:count], code, t0, t1, last, start[1], start[2], row))
+        calls.append((fb_pos[:count], fb_start[:count], fb_end[:count], code, t0, t1, last, row))
         if code != parser.FULL:
             return calls
         capacity *= 2
 
 
-def _finish_chunk(buf: bytes, calls: list, out: _Arrays, name: str, docids: "Docids") -> int:
+def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out: _Arrays, name: str,
+                  docids: "Docids") -> int:
     """In file order: convert the tokens off the kernel's fast path, report the chunk's first problem
     (its line found from its byte position), add the docids. Returns the rows parsed so far."""
     arr = np.frombuffer(buf, dtype=np.uint8)
     flat = out.X.reshape(-1) if out.dense else out.values
     newlines = None
-    for fb_pos, fb_start, fb_end, code, t0, t1, last, first_line, _, _ in calls:
+    for fb_pos, fb_start, fb_end, code, t0, t1, last, _ in calls:
         problems = []  # (byte position, message) of every bad token found
         for k in range(len(fb_pos)):
             raw = bytes(buf[fb_start[k]:fb_end[k]])
@@ -362,12 +362,12 @@ def _finish_chunk(buf: bytes, calls: list, out: _Arrays, name: str, docids: "Doc
             if newlines is None:
                 newlines = np.flatnonzero(arr == parser.NEWLINE)
             raise InputError(message, name, first_line + int(np.searchsorted(newlines, position)) + 1)
-    row0, row_end = calls[0][8], calls[-1][9]
-    start = np.empty(row_end, dtype=np.int64)
+    row_end = calls[-1][-1]
+    start = np.empty(row_end, dtype=np.int64)  # indexed by row like the other arrays; only first_row: is used
     end = np.empty(row_end, dtype=np.int64)
-    parser.docid_spans(arr, out.comment_start, out.comment_end, row0, row_end, start, end)
+    parser.docid_spans(arr, out.comment_start, out.comment_end, first_row, row_end, start, end)
     docids.extend([buf[a:b] if a >= 0 else b"L%d" % line for a, b, line in
-                   zip(start[row0:].tolist(), end[row0:].tolist(), out.lines[row0:row_end].tolist())])
+                   zip(start[first_row:].tolist(), end[first_row:].tolist(), out.lines[first_row:row_end].tolist())])
     return row_end
 
 
