@@ -273,6 +273,7 @@ def losses_command():
 
 def build_cli() -> click.Group:
     """The command group, with `learn`'s loss options generated from the registry as it is now."""
+    from svmstruct import normalize
 
     @click.group(context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(version=__version__, prog_name="svmstruct")
@@ -308,7 +309,7 @@ def build_cli() -> click.Group:
         click.option("--select", "select_measure", default=None,
                      help="Measure that picks C on the validation data (any `eval` measure; `error` is minimised); "
                           "default: the loss's own measure."),
-        click.option("--normalize", type=click.Choice(["none", "query", "global"]), default="none",
+        click.option("--normalize", type=click.Choice(normalize.METHODS), default="none",
                      show_default=True,
                      help="query: min-max per feature within every query (LETOR's QueryLevelNorm), applied by "
                           "classify too; global: each feature divided by its largest |value|, folded into the "

@@ -24,24 +24,19 @@ METHODS = ("none", "query", "global")
 def query_level(data: Dataset) -> Dataset:
     """The dataset with every query's features min-max normalised over its documents (see above)."""
     X = data.X
-    dense_input = isinstance(X, np.ndarray)
-    blocks = []
+    if isinstance(X, np.ndarray):
+        blocks = [_min_max(X[lo:hi].astype(np.float64)) for lo, hi in zip(data.qptr[:-1], data.qptr[1:])]
+        return dataclasses.replace(data, X=np.vstack(blocks).astype(X.dtype))
+    parts = []
     for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):
-        block = X[lo:hi] if dense_input else X[lo:hi].toarray() if X.shape[1] <= 4096 else None
-        if block is None:  # wide sparse data: only the columns this query uses
-            part = X[lo:hi].tocsc()
-            used = np.flatnonzero(np.diff(part.indptr))
-            scaled = _min_max(part[:, used].toarray())
-            blocks.append(sp.csr_matrix((scaled.ravel(), (np.repeat(np.arange(hi - lo), len(used)),
-                                                          np.tile(used, hi - lo))), shape=(hi - lo, X.shape[1])))
-        else:
-            blocks.append(_min_max(np.asarray(block, dtype=np.float64)))
-    if dense_input:
-        out = np.vstack(blocks).astype(X.dtype) if blocks else X.copy()
-    else:
-        out = sp.vstack([sp.csr_matrix(b) for b in blocks], format="csr").astype(X.dtype) if blocks else X.copy()
-        out.eliminate_zeros()
-        out.sort_indices()
+        block = X[lo:hi].tocsc()
+        used = np.flatnonzero(np.diff(block.indptr))  # a column the query does not use stays 0
+        scaled = _min_max(block[:, used].toarray().astype(np.float64))
+        parts.append(sp.csr_matrix((scaled.ravel(), (np.repeat(np.arange(hi - lo), len(used)), np.tile(used, hi - lo))),
+                                   shape=(hi - lo, X.shape[1])))
+    out = sp.vstack(parts, format="csr").astype(X.dtype)
+    out.eliminate_zeros()
+    out.sort_indices()
     return dataclasses.replace(data, X=out)
 
 
