@@ -25,8 +25,9 @@ from typing import Callable
 
 import numpy as np
 
-from svmstruct import qp, sparse_ops
+from svmstruct import qp
 from svmstruct.errors import NumericalError
+from svmstruct.evaluator import Evaluation, LocalEvaluator
 from svmstruct.problem import TrainingProblem
 
 # svm_struct drops constraints that stayed inactive this long (remove_inactive_constraints(..., 50)).
@@ -113,6 +114,22 @@ class _WorkingSet:
         self.b, self.idle = self.b[mask], self.idle[mask]
 
 
+@dataclass
+class Outline:
+    """What the loop needs to know of a problem; the data, the scores and the oracle stay with its
+    evaluator (svmstruct.evaluator)."""
+    n: int  # number of examples: the 1/n of the 1-slack constraint
+    dim: int  # length of w
+    epsilon_scale: float = 1.0  # see TrainingProblem
+    exact: bool = True  # the oracle finds the most violated output
+    latent: bool = False  # the problem has a latent target (CCCP)
+
+    @classmethod
+    def of(cls, problem: TrainingProblem) -> Outline:
+        return cls(problem.n, problem.X.shape[1], problem.epsilon_scale, problem.exact,
+                   problem.latent_target is not None)
+
+
 def train(
     problem: TrainingProblem,
     C: float,
@@ -122,6 +139,21 @@ def train(
     line_search: bool | None = None,
 ) -> TrainResult:
     """Train w for `problem` with regularisation C; epsilon in the loss's units (times problem.epsilon_scale).
+    In this process; see optimise."""
+    return optimise(LocalEvaluator(problem), Outline.of(problem), C, epsilon, max_iterations, progress, line_search)
+
+
+def optimise(
+    evaluator,
+    outline: Outline,
+    C: float,
+    epsilon: float,
+    max_iterations: int = 100000,
+    progress: Callable[[dict], None] | None = None,
+    line_search: bool | None = None,
+) -> TrainResult:
+    """The cutting-plane loop on a problem whose scores and oracle answers the evaluator keeps (a
+    LocalEvaluator, or svmstruct.distributed's over the shards of a cluster).
 
     With line_search this is the optimized cutting-plane algorithm (OCAS, Franc & Sonnenburg 2009,
     Algorithm 2) on the 1-slack problem: besides the QP's solution w_t it keeps the best point w_b found
@@ -138,12 +170,12 @@ def train(
     Raises NumericalError when a constraint or the QP cannot be represented in floating point.
     """
     start = time.perf_counter()
-    X, n = problem.X, problem.n
-    eps = epsilon * problem.epsilon_scale
+    n = outline.n
+    eps = epsilon * outline.epsilon_scale
     tolerance = C * eps * (1 + 1e-6)
     if line_search is None:  # see the docstring: off for an approximate oracle and for a latent target
-        line_search = problem.exact and problem.latent_target is None
-    dim = X.shape[1]
+        line_search = outline.exact and not outline.latent
+    dim = outline.dim
     ws = _WorkingSet(dim)
     alpha = np.zeros(0)
     duals = None
@@ -152,33 +184,29 @@ def train(
     history = []
     status = "iteration limit"
     stalled = 0
-    shift = np.zeros(X.shape[0]) if problem.latent_target is not None else None
     outer, outer_primal = 0, np.inf
-
-    def evaluate(scores):
-        """The most violated joint output at these scores: (its slack value, dcoef, Delta sum)."""
-        dcoef, delta = problem.most_violated(scores)
-        if shift is not None:
-            dcoef = dcoef + shift
-        return delta / n - float(dcoef @ scores) / n, dcoef, delta
 
     def solve(alpha0, y0):
         sol = qp.solve_dual(ws.G, ws.b, C, alpha0, y0)
         w = sol.alpha @ ws.A
         return sol.alpha, sol.y, float(sol.alpha @ ws.b) - 0.5 * float(w @ w), w
 
+    def start_at_best() -> float:
+        """The oracle afresh at w_b (the start, a new latent target): its slack value."""
+        found = evaluator.evaluate(0.0)
+        evaluator.accept(0.0)
+        return found.delta / n - found.margin / n
+
     # w_b = 0: its objective, and the first cutting plane there
     w_best = np.zeros(dim)
-    s_best = np.zeros(X.shape[0])
-    value, dcoef, delta = evaluate(s_best)
-    found_best = (value, dcoef, delta)  # the oracle's answer at w_b, reused by the next line search
-    primal = C * max(0.0, value)
-    cuts = [(dcoef, delta)]
+    value_best = start_at_best()
+    primal = C * max(0.0, value_best)
+    cuts = [0.0]  # steps of the segment whose answers become cutting planes
     iteration = 0
     while True:
-        for dcoef, delta in cuts:
-            a = sparse_ops.rmatvec(X, dcoef) / n
-            b = delta / n
+        for step in cuts:
+            a, delta = evaluator.cut(step)
+            a, b = a / n, delta / n
             _check_finite(a, b)
             ws.add(a, b)
         added += len(cuts)
@@ -197,18 +225,18 @@ def train(
             dual = float(alpha @ ws.b) - 0.5 * float(w_t @ w_t)
 
         iteration += 1
-        s_t = sparse_ops.matvec(X, w_t)
+        slope_best, at_t = evaluator.point(w_t)
         if line_search:
-            step, primal, value, dcoef, delta, at_t = _line_search(evaluate, C, n, w_best, w_t, s_best, s_t,
-                                                                   found_best)
-            found_best = (value, dcoef, delta)
+            step, primal, value_best = _line_search(evaluator.evaluate, C, n, w_best, w_t, (value_best, slope_best),
+                                                    at_t)
         else:
-            step = 1.0
-            value, dcoef, delta = evaluate(s_t)
-            primal = 0.5 * float(w_t @ w_t) + C * max(0.0, value)
-        if step > 0:
+            step, value_best = 1.0, at_t.delta / n - at_t.margin / n
+            primal = 0.5 * float(w_t @ w_t) + C * max(0.0, value_best)
+        evaluator.accept(step)
+        if step == 1.0:
+            w_best = w_t.copy()
+        elif step > 0:
             w_best = w_best + step * (w_t - w_best)
-            s_best = s_best + step * (s_t - s_best)
         # progress: the dual (lower bound) rose or the objective at w_b (upper bound) fell
         improved = dual > previous_dual + 1e-12 * abs(previous_dual) or primal < previous_primal - 1e-12 * abs(primal)
         stalled = 0 if improved else stalled + 1
@@ -218,23 +246,20 @@ def train(
         if progress:
             progress(row)
         if primal - dual <= tolerance + 1e-12 * abs(primal):
-            if shift is None or outer >= MAX_OUTER or outer_primal - primal <= OUTER_TOLERANCE * C * eps:
+            if not outline.latent or outer >= MAX_OUTER or outer_primal - primal <= OUTER_TOLERANCE * C * eps:
                 status = "converged"
                 break
-            assert problem.latent_target is not None
-            new_shift = problem.latent_target(s_best)
-            if np.array_equal(new_shift, shift):
+            moved = evaluator.reimpute()
+            if moved is None:
                 status = "converged"
                 break
             outer += 1
             outer_primal = primal
-            ws.shift(sparse_ops.rmatvec(X, new_shift - shift) / n)
-            shift = new_shift
+            ws.shift(moved / n)
             alpha, duals, dual, w_t = solve(alpha, duals)
-            value, dcoef, delta = evaluate(s_best)  # w_b's objective under the new target (no higher)
-            found_best = (value, dcoef, delta)
-            primal = 0.5 * float(w_best @ w_best) + C * max(0.0, value)
-            cuts = [(dcoef, delta)]
+            value_best = start_at_best()  # w_b's objective under the new target (no higher)
+            primal = 0.5 * float(w_best @ w_best) + C * max(0.0, value_best)
+            cuts = [0.0]
             stalled = 0
             dual = -np.inf  # a new target is a new QP: the next solve sets its dual afresh
             continue
@@ -244,10 +269,10 @@ def train(
         if iteration >= max_iterations:
             break
         if line_search and step < 1.0:  # the cutting plane at w_c, just past w_b towards w_t (else w_c = w_t)
-            _, dcoef_c, delta_c = evaluate(s_best + MU * (s_t - s_best))
-            cuts = [(dcoef_c, delta_c), at_t[1:]]
+            evaluator.evaluate(MU)
+            cuts = [MU, 1.0]
         else:
-            cuts = [(dcoef, delta)]
+            cuts = [0.0]
     xi = max(0.0, (primal - 0.5 * float(w_best @ w_best)) / C)
     return TrainResult(
         w=w_best,
@@ -265,35 +290,38 @@ def train(
     )
 
 
-def _line_search(evaluate, C: float, n: int, w_b, w_t, s_b, s_t, found_b: tuple, max_evaluations: int | None = None):
+def _line_search(evaluate: Callable[[float], Evaluation], C: float, n: int, w_b, w_t, at_b: tuple,
+                 at_t: Evaluation, max_evaluations: int | None = None) -> tuple[float, float, float]:
     """The best point of the segment w(l) = w_b + l (w_t - w_b), l in [0, 1], of the true objective
     f(l) = 1/2 |w(l)|^2 + C xi(l). f is the maximum of quadratics of curvature |d|^2 (d = w_t - w_b), one
-    per output of the oracle (and xi = 0), each a lower bound of f everywhere. The scores along the
-    segment are s_b + l (s_t - s_b), so each evaluation costs one oracle call and no product with X.
+    per output of the oracle (and xi = 0), each a lower bound of f everywhere. evaluate(l) is the oracle
+    at the scores s_b + l (s_t - s_b) (svmstruct.evaluator): one oracle call, no product with X.
     A one-dimensional cutting-plane search: the pieces found at the two ends of the bracket (slope < 0
     on the left, >= 0 on the right) give a model max(q_lo, q_hi) <= f; the model's minimiser is evaluated
     next and replaces the end on its side, until f there is within round-off of the model's minimum.
-    Returns (step, f(step), the oracle's value, dcoef, Delta at step, and its answer at w_t)."""
+    at_b = (slack value at w_b, dcoef_b . (s_t - s_b)); at_t the evaluation at w_t.
+    Returns (step, f(step), the slack value at step)."""
     max_evaluations = LINE_SEARCH_CALLS if max_evaluations is None else max_evaluations
     d = w_t - w_b
     dd = float(d @ d)
-    ds = s_t - s_b
     half_bb = 0.5 * float(w_b @ w_b)
     wd = float(w_b @ d)
 
-    def at(step, found=None):
-        value, dcoef, delta = found if found is not None else evaluate(s_b + step * ds)
+    def at(step, value, slope_dot):
         f = half_bb + step * wd + 0.5 * step * step * dd + C * max(0.0, value)
-        slope = wd + step * dd - (C * float(dcoef @ ds) / n if value > 0 else 0.0)
-        return f, slope, (value, dcoef, delta)
+        slope = wd + step * dd - (C * slope_dot / n if value > 0 else 0.0)
+        return f, slope, value
 
-    f1, slope1, found1 = at(1.0)
+    def evaluated(step, found: Evaluation):
+        return at(step, found.delta / n - found.margin / n, found.slope)
+
+    f1, slope1, value1 = evaluated(1.0, at_t)
     if slope1 <= 0 or dd <= 0:
-        return 1.0, f1, *found1, found1
-    f0, slope0, found0 = at(0.0, found_b)
-    best = (f0, 0.0, found0) if f0 <= f1 else (f1, 1.0, found1)
+        return 1.0, f1, value1
+    f0, slope0, value0 = at(0.0, *at_b)
+    best = (f0, 0.0, value0) if f0 <= f1 else (f1, 1.0, value1)
     if slope0 >= 0:
-        return 0.0, f0, *found0, found1
+        return 0.0, f0, value0
     lo, f_lo, slope_lo, hi, f_hi, slope_hi = 0.0, f0, slope0, 1.0, f1, slope1
 
     def piece(at_l, f_l, slope_l, x):  # the quadratic found at at_l, at x
@@ -313,16 +341,16 @@ def _line_search(evaluate, C: float, n: int, w_b, w_t, s_b, s_t, found_b: tuple,
         lower = max(piece(lo, f_lo, slope_lo, step), piece(hi, f_hi, slope_hi, step))
         if best[0] - lower <= LINE_SEARCH_TOLERANCE * abs(best[0]) or not lo < step < hi:
             break
-        f, slope, found = at(step)
+        f, slope, value = evaluated(step, evaluate(step))
         if f < best[0]:
-            best = (f, step, found)
+            best = (f, step, value)
         if f - lower <= LINE_SEARCH_TOLERANCE * abs(f):
             break
         if slope >= 0:
             hi, f_hi, slope_hi = step, f, slope
         else:
             lo, f_lo, slope_lo = step, f, slope
-    return best[1], best[0], *best[2], found1
+    return best[1], best[0], best[2]
 
 
 def _check_finite(a: np.ndarray, b: float) -> None:

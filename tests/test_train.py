@@ -96,6 +96,7 @@ def test_line_search_finds_the_best_point_of_the_segment(loss_name, seed):
     any grid point (it is exact up to round-off on the piecewise quadratic), and its answer at w_t is the
     oracle's there. The segment's points are random, so most steps are strictly inside (0, 1)."""
     from svmstruct import api, sparse_ops
+    from svmstruct.evaluator import LocalEvaluator
 
     dataset = _ranking_data(1.0, seed=seed)
     if loss_name in ("errorrate", "f1"):
@@ -105,22 +106,28 @@ def test_line_search_finds_the_best_point_of_the_segment(loss_name, seed):
     X, n, C = problem.X, problem.n, 10.0
     rng = np.random.default_rng(seed)
 
-    def evaluate(scores):
+    def value(scores):
         dcoef, delta = problem.most_violated(scores)
-        return delta / n - float(dcoef @ scores) / n, dcoef, delta
+        return delta / n - float(dcoef @ scores) / n
 
     def objective(w):
-        return 0.5 * float(w @ w) + C * max(0.0, evaluate(sparse_ops.matvec(X, w))[0])
+        return 0.5 * float(w @ w) + C * max(0.0, value(sparse_ops.matvec(X, w)))
 
     for _ in range(5):
         w_b, w_t = rng.normal(size=X.shape[1]), 3 * rng.normal(size=X.shape[1])
-        s_b, s_t = sparse_ops.matvec(X, w_b), sparse_ops.matvec(X, w_t)
-        step, f, _, _, _, at_t = train._line_search(evaluate, C, n, w_b, w_t, s_b, s_t, evaluate(s_b))
+        points = LocalEvaluator(problem)
+        points.restore(w_b, w_t, None)
+        at_b, at_t = points.evaluate(0.0), points.evaluate(1.0)
+        step, f, slack = train._line_search(points.evaluate, C, n, w_b, w_t,
+                                            (at_b.delta / n - at_b.margin / n, at_b.slope), at_t)
         assert 0.0 <= step <= 1.0
-        assert f == pytest.approx(objective(w_b + step * (w_t - w_b)), rel=1e-12, abs=1e-12)
+        w = w_b + step * (w_t - w_b)
+        assert f == pytest.approx(objective(w), rel=1e-12, abs=1e-12)
+        assert slack == pytest.approx(value(sparse_ops.matvec(X, w)), rel=1e-9, abs=1e-12)
         grid = min(objective(w_b + t * (w_t - w_b)) for t in np.linspace(0.0, 1.0, 2001))
         assert f <= grid + 1e-9 * abs(grid)
-        assert at_t[0] == pytest.approx(evaluate(s_t)[0], rel=1e-12, abs=1e-12)
+        assert at_t.delta / n - at_t.margin / n == pytest.approx(value(sparse_ops.matvec(X, w_t)), rel=1e-12,
+                                                                 abs=1e-12)
 
 
 @pytest.mark.parametrize("loss_name", ["errorrate", "pairs", "map"])
