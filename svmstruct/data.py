@@ -4,6 +4,7 @@ The only place input is validated; every malformed line raises InputError naming
 """
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import math
 import re
@@ -415,17 +416,30 @@ def from_arrays(X, y, qid=None, name: str = "<arrays>") -> tuple[Dataset, np.nda
     return Dataset(X, y[order], qids, qptr, docids.freeze(), order + 1, name, qid is not None), order
 
 
+def align(dataset: Dataset, width: int, columns: np.ndarray | None = None) -> Dataset:
+    """The dataset over `width` columns, zero in the new ones. With `columns` (sorted feature indices - 1
+    of a wider set, e.g. the union over several files), column j of the result is feature columns[j] + 1
+    and the dataset's own features must be among them; without, column j stays feature j + 1."""
+    if columns is None and dataset.columns is None:
+        if isinstance(dataset.X, np.ndarray):
+            return dataclasses.replace(dataset, X=np.pad(dataset.X, ((0, 0), (0, width - dataset.n_features))))
+        X = sp.csr_matrix(dataset.X)
+        X.resize((X.shape[0], width))
+        return dataclasses.replace(dataset, X=X)
+    columns = np.arange(width, dtype=np.int64) if columns is None else np.asarray(columns, dtype=np.int64)
+    own = np.arange(dataset.n_features) if dataset.columns is None else dataset.columns
+    block = sp.csr_matrix(dataset.X).tocoo()
+    X = sp.csr_matrix((block.data, (block.row, np.searchsorted(columns, own[block.col]))),
+                      shape=(dataset.n_docs, len(columns)))
+    return dataclasses.replace(dataset, X=X, columns=columns)
+
+
 def _concatenate_by_index(datasets: list, name: str | None) -> Dataset:
     """concatenate() when some dataset keeps compact columns: the union of the feature indices used."""
     ids = [np.arange(d.n_features) if d.columns is None else d.columns for d in datasets]
     columns = np.unique(np.concatenate(ids))
-    blocks = []
-    for d, own in zip(datasets, ids):
-        block = sp.csr_matrix(d.X).tocoo()
-        blocks.append(sp.csr_matrix((block.data, (block.row, np.searchsorted(columns, own[block.col]))),
-                                    shape=(d.n_docs, len(columns))))
-    merged = concatenate([Dataset(b, d.y, d.qid, d.qptr, d.docids, d.line, d.path, d.has_qid)
-                          for b, d in zip(blocks, datasets)], name)
+    aligned = [dataclasses.replace(align(d, len(columns), columns), columns=None) for d in datasets]
+    merged = concatenate(aligned, name)
     merged.columns = columns.astype(np.int64)
     return merged
 
@@ -476,14 +490,9 @@ def concatenate(datasets: list, name: str | None = None) -> Dataset:
         return _concatenate_by_index(datasets, name)
     width = max(d.n_features for d in datasets)
     if all(isinstance(d.X, np.ndarray) for d in datasets):
-        X = np.vstack([np.pad(d.X, ((0, 0), (0, width - d.n_features))) for d in datasets])
+        X = np.vstack([align(d, width).X for d in datasets])
     else:
-        blocks = []
-        for d in datasets:
-            block = sp.csr_matrix(d.X)
-            block.resize((block.shape[0], width))
-            blocks.append(block)
-        X = sp.vstack(blocks, format="csr")
+        X = sp.vstack([align(d, width).X for d in datasets], format="csr")
     qid = np.concatenate([d.qid for d in datasets])
     line = np.concatenate([d.line for d in datasets])
     has_qid = all(d.has_qid for d in datasets)
