@@ -14,7 +14,7 @@ DEMO   := data/mq2008-small
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,distributed]'
 	$(BIN)/python -m svmstruct.warmup
 	touch $@
 

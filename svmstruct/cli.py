@@ -108,59 +108,53 @@ def _all_formats() -> list:
 
 
 def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, single_precision, dense,
-                  validation_file, select_measure, normalize, train_file, model_file, **loss_opts):
-    """Train on TRAIN_FILE (SVMlight, '-' for stdin) and write MODEL_FILE ('-' for stdout)."""
-    from svmstruct import api, data, io, losses, selection
+                  validation_file, select_measure, normalize, workers, scheduler, train_files, model_file, **loss_opts):
+    """Train on TRAIN_FILE (SVMlight, '-' for stdin; several files are read as one, one after the other)
+    and write MODEL_FILE ('-' for stdout). With --workers or --scheduler, every TRAIN_FILE is a shard of
+    whole queries that a Dask worker reads."""
+    from svmstruct import api, data, io, losses
 
     # everything that can be checked is checked before the data is read
     if algorithm not in ALGORITHMS_1SLACK:
         raise UsageError(f"-w {algorithm}: only the 1-slack algorithm (-w 3 or 4) is implemented")
     loss, opts = api.resolve_loss(loss_name, loss_opts, _spelling)
-    grid = selection.parse_grid(C)
-    api.check_training_parameters(grid[0], epsilon, max_iterations)
+    grid = _grid(C, epsilon, max_iterations, validation_file)
     api.check_normalize(loss, normalize)
     if normalize == "query" and model_format == "svmlight":
         raise UsageError("--normalize query needs the svmstruct model format: the originals' classify programs "
                          "would score raw features")
-    if len(grid) > 1 and validation_file is None:
-        raise UsageError("a grid of C values needs --validate VALIDATION_FILE to choose from")
-    if validation_file is not None:
-        select_measure = select_measure or (loss.measure(opts) if loss.measure else None)
-        if select_measure is None:
-            raise UsageError(f"--validate needs --select MEASURE: loss {loss.name} names no eval measure")
-        selection.check_measure(select_measure)
-        if validation_file == io.STDIO and train_file == io.STDIO:
-            raise UsageError("TRAIN_FILE and --validate cannot both be read from stdin")
-    elif select_measure is not None:
-        raise UsageError("--select applies only with --validate")
+    select_measure = _selection_measure(loss, opts, validation_file, select_measure)
+    if validation_file == io.STDIO and io.STDIO in train_files:
+        raise UsageError("TRAIN_FILE and --validate cannot both be read from stdin")
+    on_cluster = workers is not None or scheduler is not None
+    _check_sources(loss, opts, train_files, workers, scheduler)
     io.check_writable(model_file)
 
-    dataset = data.read_svmlight(train_file, dtype=np.float32 if single_precision else np.float64,
-                                 layout="dense" if dense else "sparse")
-    code = loss_name.strip()
-    others = losses.same_code_elsewhere(code, loss) if code.isdigit() and dataset.has_qid else []
-    if others:
-        warn(f"-l {code} is loss {loss.name} ({loss.summary}); the same code means -l {others[0].name} "
-             f"({others[0].summary}). Name the loss to silence this warning.")
-    largest = data.largest_magnitude(dataset)
-    if largest > LARGE_FEATURE and normalize == "none":
-        warn(f"feature values reach {largest:.3g}: badly scaled data trains slowly and imprecisely; "
-             "scale the features, e.g. with --normalize query or --normalize global")
     say = (lambda line: click.echo(line, err=True)) if verbosity >= 1 else None
-    if validation_file is not None:
-        validation = data.read_svmlight(validation_file)
-        best, _ = selection.select_C(loss, opts, dataset, validation, select_measure, grid, epsilon, max_iterations,
-                                     say, normalize)
-        trained = best.model
-        if say:
-            say(f"Selected C {best.C:g} (validation {select_measure} {best.value:.4f})")
+    if on_cluster:
+        trained = _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, normalize, validation_file,
+                                    select_measure, verbosity, workers, scheduler, single_precision, dense)
     else:
-        if say:
-            eps = epsilon if epsilon is not None else loss.default_epsilon
-            say(f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features; "
-                f"loss {loss.name}, C {grid[0]:g}, epsilon {eps:g}")
-        trained = api.train_loss(loss, opts, dataset, grid[0], epsilon, max_iterations, _progress_printer(verbosity),
-                                 normalize)
+        read = [data.read_svmlight(path, dtype=np.float32 if single_precision else np.float64,
+                                   layout="dense" if dense else "sparse") for path in train_files]
+        dataset = read[0] if len(read) == 1 else data.concatenate(read)
+        code = loss_name.strip()
+        others = losses.same_code_elsewhere(code, loss) if code.isdigit() and dataset.has_qid else []
+        if others:
+            warn(f"-l {code} is loss {loss.name} ({loss.summary}); the same code means -l {others[0].name} "
+                 f"({others[0].summary}). Name the loss to silence this warning.")
+        _warn_if_badly_scaled(data.largest_magnitude(dataset), normalize)
+        if validation_file is not None:
+
+            validation = data.read_svmlight(validation_file)
+            models = api.train_grid(loss, opts, dataset, grid, epsilon, max_iterations, normalize=normalize)
+            trained = _select(models, validation, select_measure, opts, say)
+        else:
+            if say:
+                say(f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features; "
+                    f"loss {loss.name}, C {grid[0]:g}, epsilon {_epsilon(loss, epsilon):g}")
+            trained = api.train_loss(loss, opts, dataset, grid[0], epsilon, max_iterations,
+                                     _progress_printer(verbosity), normalize)
     result = trained.result
     if say:
         from svmstruct import train
@@ -172,6 +166,100 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     if not (np.all(np.isfinite(trained.w)) and np.isfinite(trained.threshold)):
         raise NumericalError("the trained weights are not finite (feature values too large?): no model written")
     trained.save(model_file, model_format)
+
+
+def _grid(C: str, epsilon, max_iterations: int, validation_file) -> list:
+    from svmstruct import api, selection
+
+    grid = selection.parse_grid(C)
+    api.check_training_parameters(grid[0], epsilon, max_iterations)
+    if len(grid) > 1 and validation_file is None:
+        raise UsageError("a grid of C values needs --validate VALIDATION_FILE to choose from")
+    return grid
+
+
+def _selection_measure(loss, opts: dict, validation_file, select_measure):
+    """The measure that picks C on the validation data (checked), or None without --validate."""
+    from svmstruct import selection
+
+    if validation_file is None:
+        if select_measure is not None:
+            raise UsageError("--select applies only with --validate")
+        return None
+    select_measure = select_measure or (loss.measure(opts) if loss.measure else None)
+    if select_measure is None:
+        raise UsageError(f"--validate needs --select MEASURE: loss {loss.name} names no eval measure")
+    selection.check_measure(select_measure)
+    return select_measure
+
+
+def _check_sources(loss, opts: dict, train_files: tuple, workers, scheduler) -> None:
+    from svmstruct import io
+
+    if workers is not None and scheduler is not None:
+        raise UsageError("--workers starts a local cluster and --scheduler joins an existing one: give one of them")
+    if workers is None and scheduler is None:
+        if train_files.count(io.STDIO) > 1:
+            raise UsageError("only one TRAIN_FILE can be read from stdin")
+        return
+    if io.STDIO in train_files:
+        raise UsageError("with --workers or --scheduler the workers read the training files: '-' (stdin) cannot be "
+                         "one")
+    if not loss.decomposes(opts):
+        raise UsageError(f"loss {loss.name} is a measure of the whole training set: training on a cluster needs a "
+                         "loss that treats each query on its own (pairs, map, ndcg@k, div, ..., or an svm_perf loss "
+                         "with --per-query)")
+
+
+def _epsilon(loss, epsilon):
+    return epsilon if epsilon is not None else loss.default_epsilon
+
+
+def _warn_if_badly_scaled(largest: float, normalize: str) -> None:
+    if largest > LARGE_FEATURE and normalize == "none":
+        warn(f"feature values reach {largest:.3g}: badly scaled data trains slowly and imprecisely; "
+             "scale the features, e.g. with --normalize query or --normalize global")
+
+
+def _select(models, validation, measure: str, opts: dict, say):
+    """The best model of a C grid on the validation data (selection.select_model), logged."""
+    from svmstruct import selection
+
+    best, _ = selection.select_model(models, validation, measure, float(opts.get("rel_threshold") or 0.0), say)
+    if say:
+        say(f"Selected C {best.C:g} (validation {measure} {best.value:.4f})")
+    return best.model
+
+
+def _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, normalize, validation_file,
+                      select_measure, verbosity, workers, scheduler, single_precision, dense):
+    """learn's training on a Dask cluster (svmstruct.distributed): the workers read the shards."""
+    from svmstruct import data, distributed
+
+    say = (lambda line: click.echo(line, err=True)) if verbosity >= 1 else None
+    validation = data.read_svmlight(validation_file) if validation_file is not None else None
+    client, close, threads = distributed.client_for(workers, scheduler)
+    try:
+        cluster = distributed.Cluster(client, list(train_files), single_precision, dense, threads)
+
+        def prepared(summary, largest):
+            _warn_if_badly_scaled(largest, normalize)
+            if say:
+                where = f"{workers} local workers" if workers else f"the cluster at {scheduler}"
+                say(f"Training set: {len(train_files)} shards, {summary.n_docs} documents on {where}; loss "
+                    f"{loss.name}, C {','.join(f'{c:g}' for c in grid)}, epsilon {_epsilon(loss, epsilon):g}")
+
+        progress = _progress_printer(verbosity) if validation is None else None
+        models = distributed.train_grid(cluster, loss, opts, grid, epsilon, max_iterations, progress, normalize,
+                                        prepared)
+        trained = _select(models, validation, select_measure, opts, say) if validation is not None else next(models)
+        if say:
+            t = cluster.traffic
+            say(f"Cluster: {t.calls} calls to shards, {t.sent} bytes of payload sent and {t.received} received, "
+                f"{t.recoveries} shards reloaded after a lost worker")
+        return trained
+    finally:
+        close()
 
 
 def classify_command(output_format, tag, verbosity, test_file, model_file, output):
@@ -314,9 +402,15 @@ def build_cli() -> click.Group:
                      help="query: min-max per feature within every query (LETOR's QueryLevelNorm), applied by "
                           "classify too; global: each feature divided by its largest |value|, folded into the "
                           "weights."),
+        click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Train on a local Dask cluster of N worker processes; every TRAIN_FILE is a shard of "
+                          "whole queries (needs svmstruct[distributed])."),
+        click.option("--scheduler", default=None, metavar="ADDRESS",
+                     help="Train on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786): its workers "
+                          "read the TRAIN_FILEs where they are."),
         THREADS_OPTION,
         _loss_options,
-        click.argument("train_file"),
+        click.argument("train_files", nargs=-1, required=True, metavar="TRAIN_FILE..."),
         click.argument("model_file"),
     ]):
         learn = decorator(learn)

@@ -42,11 +42,18 @@ def select_C(loss, opts: dict, dataset, validation, measure: str, grid: list, ep
              max_iterations: int = 100000, log=None, normalize: str = "none") -> tuple:
     """Train for every C of the grid; keep the model with the best mean `measure` on `validation`
     (ties: the smaller C). Returns (best GridPoint, all GridPoints)."""
+    models = api.train_grid(loss, opts, dataset, grid, epsilon, max_iterations, normalize=normalize)
+    return select_model(models, validation, measure, float(opts.get("rel_threshold") or 0.0), log)
+
+
+def select_model(models, validation, measure: str, rel_threshold: float = 0.0, log=None) -> tuple:
+    """The model of a C grid (each with its TrainResult, as api.train_grid yields them) with the best mean
+    `measure` on `validation`. Returns (best GridPoint, all GridPoints)."""
     points = []
-    for trained in api.train_grid(loss, opts, dataset, grid, epsilon, max_iterations, normalize=normalize):
+    for trained in models:
         C, result = float(trained.header["C"]), trained.result
         value = evaluate.measure_table(validation, model.score(trained, validation), [measure],
-                                       float(opts.get("rel_threshold") or 0.0))[measure]["all"]
+                                       rel_threshold)[measure]["all"]
         points.append(GridPoint(C, value, result, trained))
         if log:
             log(f"C {C:<10g} validation {measure} {value:.4f}  iterations {result.iterations}  "

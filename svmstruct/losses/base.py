@@ -38,6 +38,11 @@ class Loss:
     needs_qid: bool = False  # every line must have qid:<id> (the examples are queries / candidate sets)
     other_codes: tuple = ()  # numeric -l codes another original gives this loss (svm_rank's -l 1 is pairs)
 
+    def decomposes(self, opts: dict) -> bool:
+        """The oracle treats every query (candidate set) on its own: a file split into shards of whole
+        queries trains the same model (svmstruct.distributed). svm_perf's losses do with --per-query."""
+        return self.needs_qid or bool(opts.get("per_query"))
+
     def option(self, name: str) -> Option | None:
         return next((o for o in self.options if o.name == name), None)
 

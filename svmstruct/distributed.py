@@ -1,0 +1,413 @@
+"""Training on a Dask cluster: `learn --workers N` (a local cluster of N processes) or `--scheduler
+ADDRESS` (an existing one); needs the optional extra svmstruct[distributed].
+
+The cutting-plane loop (train.optimise) and its QP run on the driver. Every training file (a shard of
+whole queries) is read by a worker into a Shard actor, which keeps the shard's data, scores and training
+problem in memory for the whole run and answers the loop's calls for its queries (the LocalEvaluator
+protocol of svmstruct.evaluator). Per call only w (d numbers) or a step goes out, and an evaluation
+(3 numbers) or a cutting plane (d + 1 numbers) comes back; the driver adds the shards' answers in shard
+order. The driver never reads the data. Losses whose oracle treats each query on its own
+(Loss.decomposes) give the same objective as one process, up to the order of the sums.
+
+A worker lost mid-training: the shards it held are read again by the workers left (Dask places the new
+actors), their state is rebuilt from the driver's w_b, w_t and the w of the last re-imputation
+(LocalEvaluator.restore) and the call is repeated; after RETRIES losses of one shard, or when no worker
+takes it within TIMEOUT seconds, training stops with a DistributedError and no model.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from svmstruct.errors import SvmStructError
+
+RETRIES = 3  # reloads of one shard before giving up
+TIMEOUT = 300.0  # seconds to wait for a worker to load a shard or answer a call
+PARAMETERS = ("K", "k")  # training-set statistics that are settings, not counts (not summed over shards)
+
+
+class DistributedError(SvmStructError):
+    """The cluster cannot be reached or keeps losing a shard's worker, exit 5."""
+
+    exit_code = 5
+
+
+def _set_threads(threads: int | None) -> None:
+    if threads:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+
+
+class Shard:
+    """A Dask actor: one training file, read on the worker, and its training problem."""
+
+    def __init__(self, path: str, single_precision: bool = False, dense: bool = False, threads: int | None = None):
+        from svmstruct import data
+
+        self.threads = threads
+        _set_threads(threads)
+        self.data: Any = data.read_svmlight(path, dtype=np.float32 if single_precision else np.float64,
+                                       layout="dense" if dense else "sparse")
+        self.problem: Any = None
+        self.evaluator: Any = None
+
+    def describe(self) -> dict:
+        """What the driver needs to align the shards: size, columns, query ids, largest |x|."""
+        from svmstruct import data
+
+        d = self.data
+        return dict(path=d.path, documents=d.n_docs, width=d.n_features, columns=d.columns, has_qid=d.has_qid,
+                    qids=np.unique(d.qid) if d.has_qid else None, largest=data.largest_magnitude(d))
+
+    def column_largest(self, width: int, columns: np.ndarray | None) -> np.ndarray:
+        """Per column of the aligned data: the largest |value| (0 for a column not used here)."""
+        from svmstruct import data
+
+        X = data.align(self.data, width, columns).X
+        largest = np.abs(X).max(axis=0)
+        return np.asarray(largest.toarray() if hasattr(largest, "toarray") else largest, dtype=np.float64).ravel()
+
+    def build(self, loss_name: str, opts: dict, width: int, columns: np.ndarray | None, normalize: str,
+              scale: np.ndarray | None) -> dict:
+        """The shard's training problem over the common columns; its n, epsilon scale and statistics."""
+        from svmstruct import data, losses
+        from svmstruct import normalize as normalization
+
+        _set_threads(self.threads)
+        loss, _ = losses.lookup(loss_name)
+        aligned = data.align(self.data, width, columns)
+        if normalize == "query":
+            aligned = normalization.query_level(aligned)
+        elif normalize == "global":
+            assert scale is not None
+            aligned = normalization.scaled(aligned, scale)
+        self.data = None  # the problem keeps what it needs
+        self.problem = loss.build(aligned, opts)
+        self.reset()
+        p = self.problem
+        return dict(n=p.n, scaled_n=p.epsilon_scale * p.n, skipped=p.skipped, info=p.info, bias=p.bias,
+                    exact=p.exact, latent=p.latent_target is not None, dim=p.X.shape[1])
+
+    def widen(self, dim: int) -> None:
+        """Zero columns up to dim (a loss whose features are built from the documents, e.g. SVM-div)."""
+        import scipy.sparse as sp
+
+        X = self.problem.X
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            X.resize((X.shape[0], dim))
+        else:
+            X = np.pad(X, ((0, 0), (0, dim - X.shape[1])))
+        self.problem.X = X
+        self.reset()
+
+    def reset(self) -> None:
+        """A fresh start (w_b = w_t = 0) for the next training run."""
+        from svmstruct.evaluator import LocalEvaluator
+
+        self.evaluator = LocalEvaluator(self.problem)
+
+    # the LocalEvaluator protocol (svmstruct.evaluator)
+    def evaluate(self, step: float):
+        _set_threads(self.threads)
+        return tuple(self.evaluator.evaluate(step))
+
+    def point(self, w: np.ndarray):
+        _set_threads(self.threads)
+        slope, found = self.evaluator.point(w)
+        return slope, tuple(found)
+
+    def accept(self, step: float) -> None:
+        _set_threads(self.threads)
+        self.evaluator.accept(step)
+
+    def cut(self, step: float):
+        _set_threads(self.threads)
+        return self.evaluator.cut(step)
+
+    def reimpute(self):
+        _set_threads(self.threads)
+        return self.evaluator.reimpute()
+
+    def restore(self, w_b: np.ndarray, w_t: np.ndarray, w_imputed: np.ndarray | None) -> None:
+        _set_threads(self.threads)
+        self.evaluator.restore(w_b, w_t, w_imputed)
+
+
+def payload_bytes(value: Any) -> int:
+    """Bytes of the numbers in a call's arguments or answer (arrays by size, scalars 8): what crosses the
+    network beyond Dask's own framing."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, (tuple, list)):
+        return sum(payload_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(payload_bytes(v) for v in value.values())
+    return 0 if value is None else 8
+
+
+@dataclass
+class Traffic:
+    calls: int = 0  # calls to shards
+    sent: int = 0  # payload bytes to the workers
+    received: int = 0  # payload bytes back
+    recoveries: int = 0  # shards reloaded after a lost worker
+    log: list = field(default_factory=list)
+
+
+class Cluster:
+    """The shards' actors on a Dask cluster, with recovery of lost shards (see the module docstring)."""
+
+    def __init__(self, client, paths: list, single_precision: bool = False, dense: bool = False,
+                 threads: int | None = None):
+        self.client = client
+        self.paths = list(paths)
+        self.read = (single_precision, dense, threads)
+        self.traffic = Traffic()
+        self.built: tuple | None = None  # build's arguments, to rebuild a reloaded shard
+        self.dim = 0
+        self.state: tuple = (None, None, None)  # (w_b, w_t, w_imputed) of the current run
+        self.actors = [f for f in self._wait([self._submit(p) for p in self.paths], "reading")]
+
+    def _submit(self, path: str):
+        return self.client.submit(Shard, path, *self.read, actor=True, pure=False)
+
+    def _wait(self, futures: list, doing: str) -> list:
+        out = []
+        for path, future in zip(self.paths, futures):
+            try:
+                out.append(future.result(timeout=TIMEOUT))
+            except TimeoutError:
+                raise DistributedError(f"no worker finished {doing} {path} within {TIMEOUT:g} s") from None
+        return out
+
+    def call(self, method: str, *args, shards: list | None = None) -> list:
+        """method(*args) on every shard (or those listed), answers in shard order; a shard whose worker
+        is lost is reloaded and asked again."""
+        indices = range(len(self.actors)) if shards is None else shards
+        futures = {i: getattr(self.actors[i], method)(*args) for i in indices}
+        size = payload_bytes(args)
+        answers = []
+        for i, future in futures.items():
+            for attempt in range(RETRIES + 1):
+                try:
+                    answer = future.result(timeout=TIMEOUT)
+                    break
+                except (OSError, TimeoutError) as e:  # the actor's worker is gone (or silent)
+                    if attempt == RETRIES:
+                        raise DistributedError(f"lost the worker holding {self.paths[i]} {RETRIES + 1} times "
+                                               f"({type(e).__name__}: {e}); no model written") from None
+                    self._reload(i)
+                    future = getattr(self.actors[i], method)(*args)
+            self.traffic.calls += 1
+            self.traffic.sent += size
+            self.traffic.received += payload_bytes(answer)
+            answers.append(answer)
+        return answers
+
+    def _reload(self, i: int) -> None:
+        """Read shard i again on a live worker and bring it to the run's state."""
+        self.traffic.recoveries += 1
+        self.traffic.log.append(f"reloading {self.paths[i]}")
+        actor = self._wait_one(self._submit(self.paths[i]), self.paths[i])
+        if self.built is not None:
+            actor.build(*self.built).result(timeout=TIMEOUT)
+            if self.dim:
+                actor.widen(self.dim).result(timeout=TIMEOUT)
+            w_b, w_t, w_imputed = self.state
+            if w_b is not None:
+                actor.restore(w_b, w_t, w_imputed).result(timeout=TIMEOUT)
+        self.actors[i] = actor
+
+    def _wait_one(self, future, path: str):
+        try:
+            return future.result(timeout=TIMEOUT)
+        except TimeoutError:
+            raise DistributedError(f"no worker took {path} within {TIMEOUT:g} s") from None
+
+
+class DistributedEvaluator:
+    """The LocalEvaluator protocol over all shards: answers summed in shard order. It follows w_b, w_t
+    and the w of the last re-imputation as the loop moves them, to restore a reloaded shard."""
+
+    def __init__(self, cluster: Cluster, dim: int):
+        from svmstruct.evaluator import combine
+
+        self.cluster = cluster
+        self._combine = combine
+        zero = np.zeros(dim)
+        cluster.call("reset")
+        cluster.state = (zero, zero, None)
+
+    def evaluate(self, step: float):
+        return self._combine(self.cluster.call("evaluate", step))
+
+    def point(self, w: np.ndarray):
+        w_b, _, w_imputed = self.cluster.state
+        self.cluster.state = (w_b, w, w_imputed)
+        answers = self.cluster.call("point", w)
+        slope = 0.0
+        for part, _ in answers:
+            slope += part
+        return slope, self._combine(found for _, found in answers)
+
+    def accept(self, step: float) -> None:
+        self.cluster.call("accept", step)
+        w_b, w_t, w_imputed = self.cluster.state
+        if step == 1.0:
+            w_b = w_t.copy()
+        elif step != 0.0:
+            w_b = w_b + step * (w_t - w_b)
+        self.cluster.state = (w_b, w_t, w_imputed)
+
+    def cut(self, step: float):
+        a, delta = None, 0.0
+        for part, part_delta in self.cluster.call("cut", step):
+            a = part.copy() if a is None else a + part
+            delta += part_delta
+        return a, delta
+
+    def reimpute(self):
+        moved = [m for m in self.cluster.call("reimpute")]
+        w_b, w_t, _ = self.cluster.state
+        self.cluster.state = (w_b, w_t, w_b.copy())
+        if all(m is None for m in moved):
+            return None
+        total = np.zeros(self.cluster.dim)
+        for m in moved:
+            if m is not None:
+                total += m
+        return total
+
+
+@dataclass
+class Summary:
+    """The sharded training set as the model header describes it (model.from_training's dataset and
+    problem arguments)."""
+    path: str
+    n_docs: int
+    columns: np.ndarray | None
+    n: int
+    skipped: int
+    bias: float
+    info: dict
+
+
+def _merge_info(infos: list) -> dict:
+    merged: dict = {}
+    for key in infos[0]:
+        values = [info.get(key) for info in infos]
+        counts = all(isinstance(v, int) and not isinstance(v, bool) for v in values) and key not in PARAMETERS
+        merged[key] = sum(values) if counts else values[0]
+    return merged
+
+
+def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none") -> tuple:
+    """Align and build the shards' problems: (Outline, Summary, the largest |x| of the data)."""
+    from svmstruct import train
+    from svmstruct.errors import InputError
+    from svmstruct.options import UsageError
+
+    if not loss.decomposes(opts):
+        raise UsageError(f"loss {loss.name} is a measure of the whole training set: training on a cluster needs "
+                         "a loss that treats each query on its own (pairs, map, ndcg@k, div, ..., or an svm_perf "
+                         "loss with --per-query)")
+    shapes = cluster.call("describe")
+    if loss.needs_qid or opts.get("per_query"):
+        for shape in shapes:
+            if not shape["has_qid"]:
+                raise InputError(f"loss {loss.name} needs qid:<id> on every line", shape["path"])
+        _check_disjoint_queries(shapes)
+    if any(s["columns"] is not None for s in shapes):
+        ids = [np.arange(s["width"]) if s["columns"] is None else s["columns"] for s in shapes]
+        columns: np.ndarray | None = np.unique(np.concatenate(ids)).astype(np.int64)
+        width = len(columns)  # type: ignore[arg-type]
+    else:
+        columns, width = None, max(s["width"] for s in shapes)
+    scale = None
+    if normalize == "global":
+        largest = np.max(cluster.call("column_largest", width, columns), axis=0)
+        scale = np.where(largest > 0, largest, 1.0)
+    cluster.built = (loss.name, opts, width, columns, normalize, scale)
+    built = cluster.call("build", *cluster.built)
+    dim = max(b["dim"] for b in built)
+    narrower = [i for i, b in enumerate(built) if b["dim"] < dim]
+    if narrower:
+        cluster.call("widen", dim, shards=narrower)
+    cluster.dim = dim
+    n = sum(b["n"] for b in built)
+    outline = train.Outline(n, dim, sum(b["scaled_n"] for b in built) / n, all(b["exact"] for b in built),
+                            any(b["latent"] for b in built))
+    summary = Summary("+".join(cluster.paths), sum(s["documents"] for s in shapes), columns, n,
+                      sum(b["skipped"] for b in built), built[0]["bias"], _merge_info([b["info"] for b in built]))
+    return outline, summary, max(s["largest"] for s in shapes), scale
+
+
+def _check_disjoint_queries(shapes: list) -> None:
+    from svmstruct.errors import InputError
+
+    owner = np.concatenate([np.full(len(s["qids"]), i) for i, s in enumerate(shapes)])
+    qids = np.concatenate([s["qids"] for s in shapes])
+    order = np.argsort(qids, kind="stable")
+    twice = np.flatnonzero(qids[order][1:] == qids[order][:-1])
+    if len(twice):
+        first, second = owner[order[twice[0]]], owner[order[twice[0] + 1]]
+        raise InputError(f"qid {qids[order[twice[0]]]} is in {shapes[first]['path']} and in "
+                         f"{shapes[second]['path']}: every shard must hold whole queries", shapes[second]["path"])
+
+
+def train_grid(cluster: Cluster, loss, opts: dict, grid: list, epsilon: float | None = None,
+               max_iterations: int = 100000, progress: Callable[[dict], None] | None = None,
+               normalize: str = "none", on_prepared: Callable[[Summary, float], None] | None = None) -> Iterator:
+    """api.train_grid on the cluster's shards: a model per C of the grid (the problems are built once)."""
+    from svmstruct import api, model, train
+
+    for C in grid:
+        api.check_training_parameters(C, epsilon, max_iterations)
+    api.check_normalize(loss, normalize)
+    outline, summary, largest, scale = prepare(cluster, loss, opts, normalize)
+    if on_prepared:
+        on_prepared(summary, largest)
+    eps = loss.default_epsilon if epsilon is None else float(epsilon)
+    for C in grid:
+        result = train.optimise(DistributedEvaluator(cluster, outline.dim), outline, float(C), eps,
+                                max_iterations, progress)
+        trained = model.from_training(loss, opts, summary, summary, result, C, eps)
+        if normalize != "none":
+            trained.header["normalize"] = normalize
+        if scale is not None:
+            trained.w = trained.w / scale
+        yield trained
+
+
+def client_for(workers: int | None = None, scheduler: str | None = None, threads: int | None = None):
+    """A Dask client: on the scheduler at `scheduler`, or on a new local cluster of `workers` processes
+    (loopback only, no dashboard, no memory limit). Returns (client, closer, threads per worker)."""
+    try:
+        import dask
+        from distributed import Client, LocalCluster
+    except ImportError:
+        from svmstruct.options import UsageError
+
+        raise UsageError("training on a cluster needs Dask: pip install 'svmstruct[distributed]'") from None
+    dask.config.set({"logging.distributed": "critical"})
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout=f"{int(TIMEOUT)}s")
+        except OSError as e:
+            raise DistributedError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
+        return client, client.close, threads
+    assert workers is not None and workers >= 1
+    local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                         dashboard_address=":0", memory_limit=0)
+    client = Client(local)
+
+    def close():
+        client.close()
+        local.close()
+
+    return client, close, threads or max(1, (os.cpu_count() or 1) // workers)

@@ -1,0 +1,167 @@
+"""Training on a Dask cluster (svmstruct.distributed): a local cluster of 2 worker processes on the
+loopback interface; the same objective and model as one process, a lost worker recovered from."""
+import os
+import signal
+
+import numpy as np
+import pytest
+from conftest import ROOT, invoke
+
+from svmstruct import api, data
+from svmstruct.errors import InputError
+
+pytest.importorskip("distributed")
+
+from svmstruct import distributed  # noqa: E402
+
+RANKING = ROOT / "data" / "mq2008-small" / "train.txt"
+DIV = ROOT / "data" / "div" / "small"
+
+
+def split_by_query(path, shards: int, out) -> list:
+    """The file as `shards` files of whole queries (query i to shard i mod shards), in order."""
+    files = [open(out / f"shard-{i}.txt", "w") for i in range(shards)]
+    previous, index = None, -1
+    with open(path) as f:
+        for line in f:
+            qid = line.split()[1]
+            if qid != previous:
+                index, previous = index + 1, qid
+            files[index % shards].write(line)
+    for f in files:
+        f.close()
+    return [str(out / f"shard-{i}.txt") for i in range(shards)]
+
+
+@pytest.fixture(scope="module")
+def client():
+    client, close, _ = distributed.client_for(workers=2, threads=1)
+    yield client
+    close()
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory):
+    ranking, div = tmp_path_factory.mktemp("ranking"), tmp_path_factory.mktemp("div")
+    return {"ranking": split_by_query(RANKING, 3, ranking), "div": split_by_query(f"{DIV}.svm", 2, div)}
+
+
+def train_both(client, files, name, C, options=None, normalize="none", progress=None):
+    loss, opts = api.resolve_loss(name, options or {})
+    local = api.train_loss(loss, opts, data.concatenate([data.read_svmlight(f) for f in files]), C,
+                           normalize=normalize)
+    cluster = distributed.Cluster(client, files, threads=1)
+    remote = next(distributed.train_grid(cluster, loss, opts, [C], progress=progress, normalize=normalize))
+    return local, remote, cluster
+
+
+def assert_same_training(local, remote):
+    assert remote.result.converged
+    assert remote.result.primal == pytest.approx(local.result.primal, rel=1e-6)
+    assert remote.result.dual == pytest.approx(local.result.dual, rel=1e-6)
+    assert np.abs(remote.w - local.w).max() <= 1e-6 * np.abs(local.w).max()
+    assert remote.threshold == pytest.approx(local.threshold, rel=1e-6, abs=1e-12)
+    assert remote.header["documents"] == local.header["documents"]
+    assert remote.header["examples"] == local.header["examples"]
+
+
+@pytest.mark.parametrize("name, C, options, normalize", [
+    ("pairs", 1.0, {}, "none"), ("map", 10.0, {}, "none"), ("ndcg@10", 10.0, {}, "none"),
+    ("div", 1.0, {"subtopics": f"{DIV}.qrels", "k": 3}, "none"), ("errorrate", 1.0, {"per_query": True}, "none"),
+    ("pairs", 1.0, {}, "global"), ("map", 10.0, {}, "query"),
+])
+def test_sharded_training_equals_one_process(client, shards, name, C, options, normalize):
+    """pairs, map, ndcg@10 (a latent target), div (its features built per candidate set) and a per-query
+    svm_perf loss on shards of whole queries: the single-process objective to 1e-6 relative, the same
+    iterations and weights equal to round-off (the shards' sums are added in another order)."""
+    files = shards["div" if name == "div" else "ranking"]
+    local, remote, cluster = train_both(client, files, name, C, options, normalize)
+    assert_same_training(local, remote)
+    assert remote.result.iterations == local.result.iterations
+    assert remote.header.get("normalize") == local.header.get("normalize")
+    assert cluster.traffic.calls > 0 and cluster.traffic.recoveries == 0
+
+
+def test_a_worker_lost_mid_training_is_recovered(client, shards):
+    """SIGKILL to the worker holding a shard at iteration 3: the shard is read again on a live worker,
+    brought to the run's state and asked again; the model is the one of an undisturbed run."""
+    killed = []
+
+    def kill_at_third(row):
+        if row["iteration"] == 3 and not killed:
+            address = cluster_ref[0].actors[0]._address
+            pid = client.run(os.getpid, workers=[address])[address]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    cluster_ref: list = []
+    loss, opts = api.resolve_loss("map")
+    local = api.train_loss(loss, opts, data.concatenate([data.read_svmlight(f) for f in shards["ranking"]]), 10.0)
+    cluster = distributed.Cluster(client, shards["ranking"], threads=1)
+    cluster_ref.append(cluster)
+    remote = next(distributed.train_grid(cluster, loss, opts, [10.0], progress=kill_at_third))
+    assert killed and cluster.traffic.recoveries >= 1
+    assert_same_training(local, remote)
+    client.wait_for_workers(2)
+
+
+def test_a_shard_lost_too_often_stops_training_without_a_model(client, shards, monkeypatch):
+    """With no reload allowed, losing a worker is a DistributedError (the CLI's one line, exit 5)."""
+    monkeypatch.setattr(distributed, "RETRIES", 0)
+    cluster = distributed.Cluster(client, shards["ranking"], threads=1)
+    loss, opts = api.resolve_loss("pairs")
+
+    def kill_at_second(row):
+        if row["iteration"] == 2:
+            address = cluster.actors[1]._address
+            os.kill(client.run(os.getpid, workers=[address])[address], signal.SIGKILL)
+
+    with pytest.raises(distributed.DistributedError, match="lost the worker holding .*shard-1.txt"):
+        next(distributed.train_grid(cluster, loss, opts, [1.0], progress=kill_at_second))
+    assert distributed.DistributedError("x").exit_code == 5
+    client.wait_for_workers(2)
+
+
+def test_a_query_split_over_two_shards_is_refused(client, tmp_path):
+    lines = RANKING.read_text().splitlines(keepends=True)
+    (tmp_path / "a.txt").write_text("".join(lines[:5]))
+    (tmp_path / "b.txt").write_text("".join(lines[5:10]))  # the first query goes on past line 5
+    cluster = distributed.Cluster(client, [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")], threads=1)
+    loss, opts = api.resolve_loss("pairs")
+    with pytest.raises(InputError, match="is in .*a.txt and in .*b.txt: every shard must hold whole queries"):
+        next(distributed.train_grid(cluster, loss, opts, [1.0]))
+
+
+def test_cli_learn_on_a_local_cluster_writes_the_one_process_model(shards, tmp_path):
+    """`learn --workers 2 SHARD...` (a cluster of its own) writes the model `learn SHARD...` writes, up to
+    the last digits of the sums; classify scores with it alike."""
+    one, two = tmp_path / "one.model", tmp_path / "two.model"
+    assert invoke("learn", "-l", "map", "-c", "10", "-v", "0", *shards["ranking"], str(one)).returncode == 0
+    run = invoke("learn", "-l", "map", "-c", "10", "--workers", "2", *shards["ranking"], str(two))
+    assert run.returncode == 0, run.stderr
+    assert "Cluster:" in run.stderr and "0 shards reloaded" in run.stderr
+    from svmstruct import model
+
+    a, b = model.load_model(str(one)), model.load_model(str(two))
+    assert np.abs(a.w - b.w).max() <= 1e-9 * np.abs(a.w).max()
+    assert b.header["train_file"] == "+".join(shards["ranking"])
+
+
+def test_cli_refusals_before_any_cluster_starts(shards, tmp_path):
+    out = tmp_path / "m.model"
+    for args, message in [
+        (["-l", "f1", "--workers", "2"], "loss f1 is a measure of the whole training set"),
+        (["-l", "map", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "give one of them"),
+        (["-l", "map", "--workers", "2", "-"], "'-' (stdin) cannot be one"),
+    ]:
+        run = invoke("learn", *args, *shards["ranking"], str(out))
+        assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1, run.stderr
+        assert not out.exists()
+
+
+def test_an_unreachable_scheduler_is_one_line(shards, tmp_path, monkeypatch):
+    monkeypatch.setattr(distributed, "TIMEOUT", 2.0)
+    out = tmp_path / "m.model"
+    run = invoke("learn", "-l", "map", "--scheduler", "tcp://127.0.0.1:9", *shards["ranking"], str(out))
+    assert run.returncode == 5 and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in run.stderr
+    assert run.stderr.count("\n") == 1 and not out.exists()
