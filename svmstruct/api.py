@@ -34,6 +34,14 @@ def check_training_parameters(C: float, epsilon: float | None, max_iterations: i
         raise UsageError(f"the iteration limit must be at least 1, got {max_iterations!r}")
 
 
+def check_grid(grid: list, epsilon: float | None, max_iterations: int, checkpointed: bool = False) -> None:
+    """Every C of the grid valid (check_training_parameters); a checkpointed run has one C."""
+    for C in grid:
+        check_training_parameters(C, epsilon, max_iterations)
+    if checkpointed and len(grid) != 1:
+        raise UsageError("a checkpoint holds one training run: train one C at a time")
+
+
 def check_normalize(loss: Loss, normalize: str) -> None:
     """`normalize` is one of svmstruct.normalize.METHODS and applies to the loss (UsageError otherwise)."""
     if normalize not in normalization.METHODS:
@@ -44,13 +52,14 @@ def check_normalize(loss: Loss, normalize: str) -> None:
 
 def train_grid(loss: Loss, opts: dict, data: Dataset, grid: Iterable[float], epsilon: float | None = None,
                max_iterations: int = 100000, progress: Callable[[dict], None] | None = None,
-               normalize: str = "none") -> Iterator[model.Model]:
+               normalize: str = "none", checkpoint: Callable[[dict], None] | None = None,
+               resume: dict | None = None) -> Iterator[model.Model]:
     """Train `loss` with resolved options on `data` for every C of the grid in turn (the training problem
     is built once); each model carries its TrainResult in `.result`. `normalize` (none, query, global:
-    see svmstruct.normalize) transforms the features first and is recorded in the model."""
+    see svmstruct.normalize) transforms the features first and is recorded in the model. `checkpoint`
+    and `resume` (one C only): see train.optimise."""
     grid = list(grid)
-    for C in grid:
-        check_training_parameters(C, epsilon, max_iterations)
+    check_grid(grid, epsilon, max_iterations, checkpoint is not None or resume is not None)
     check_normalize(loss, normalize)
     if loss.needs_qid and not data.has_qid:
         raise InputError(f"loss {loss.name} needs qid:<id> on every line", data.path)
@@ -63,7 +72,7 @@ def train_grid(loss: Loss, opts: dict, data: Dataset, grid: Iterable[float], eps
     problem = loss.build(data, opts)
     eps = loss.default_epsilon if epsilon is None else float(epsilon)
     for C in grid:
-        result = train.train(problem, float(C), eps, max_iterations, progress)
+        result = train.train(problem, float(C), eps, max_iterations, progress, checkpoint=checkpoint, resume=resume)
         trained = model.from_training(loss, opts, data, problem, result, C, eps)
         if normalize != "none":
             trained.header["normalize"] = normalize
@@ -74,9 +83,10 @@ def train_grid(loss: Loss, opts: dict, data: Dataset, grid: Iterable[float], eps
 
 def train_loss(loss: Loss, opts: dict, data: Dataset, C: float = 1.0, epsilon: float | None = None,
                max_iterations: int = 100000, progress: Callable[[dict], None] | None = None,
-               normalize: str = "none") -> model.Model:
+               normalize: str = "none", checkpoint: Callable[[dict], None] | None = None,
+               resume: dict | None = None) -> model.Model:
     """Train `loss` with resolved options on `data` for one C (see train_grid)."""
-    return next(train_grid(loss, opts, data, [C], epsilon, max_iterations, progress, normalize))
+    return next(train_grid(loss, opts, data, [C], epsilon, max_iterations, progress, normalize, checkpoint, resume))
 
 
 def problem(data: Dataset, loss: str = "errorrate", **options: Any):

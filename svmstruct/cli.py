@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 
 import click
 import numpy as np
@@ -18,6 +19,7 @@ from svmstruct.options import UsageError
 DEFAULT_C = 1.0
 ALGORITHMS_1SLACK = ("3", "4")  # svm_perf/svm_struct -w values that mean the 1-slack algorithm
 LARGE_FEATURE = 1e4  # |x| above this: warn that the data is badly scaled
+CHECKPOINT_SECONDS = 30.0  # --checkpoint: at most one write per this many seconds (and one at the iteration limit)
 
 
 class Terminated(Exception):
@@ -108,7 +110,8 @@ def _all_formats() -> list:
 
 
 def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, single_precision, dense,
-                  validation_file, select_measure, normalize, workers, scheduler, train_files, model_file, **loss_opts):
+                  validation_file, select_measure, normalize, workers, scheduler, checkpoint_file, resume, train_files,
+                  model_file, **loss_opts):
     """Train on TRAIN_FILE (SVMlight, '-' for stdin; several files are read as one, one after the other)
     and write MODEL_FILE ('-' for stdout). With --workers or --scheduler, every TRAIN_FILE is a shard of
     whole queries that a Dask worker reads."""
@@ -129,11 +132,15 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     on_cluster = workers is not None or scheduler is not None
     _check_sources(loss, opts, train_files, workers, scheduler)
     io.check_writable(model_file)
+    saving, resumed = _checkpointing(checkpoint_file, resume, grid, max_iterations, dict(
+        loss=loss.name, options=opts, C=grid[0], epsilon=_epsilon(loss, epsilon), normalize=normalize,
+        train_files=list(train_files)))
 
     say = (lambda line: click.echo(line, err=True)) if verbosity >= 1 else None
     if on_cluster:
         trained = _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, normalize, validation_file,
-                                    select_measure, verbosity, workers, scheduler, single_precision, dense)
+                                    select_measure, verbosity, workers, scheduler, single_precision, dense, saving,
+                                    resumed)
     else:
         read = [data.read_svmlight(path, dtype=np.float32 if single_precision else np.float64,
                                    layout="dense" if dense else "sparse") for path in train_files]
@@ -154,7 +161,7 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
                 say(f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features; "
                     f"loss {loss.name}, C {grid[0]:g}, epsilon {_epsilon(loss, epsilon):g}")
             trained = api.train_loss(loss, opts, dataset, grid[0], epsilon, max_iterations,
-                                     _progress_printer(verbosity), normalize)
+                                     _progress_printer(verbosity), normalize, saving, resumed)
     result = trained.result
     if say:
         from svmstruct import train
@@ -162,10 +169,41 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
         say(train.summary(result))
     if not result.converged:
         warn(f"training stopped before convergence ({result.status}) after {result.iterations} iterations; "
-             f"duality gap {result.primal - result.dual:.6g}")
+             f"duality gap {result.primal - result.dual:.6g}"
+             + (f"; continue with --checkpoint {checkpoint_file} --resume" if checkpoint_file else ""))
     if not (np.all(np.isfinite(trained.w)) and np.isfinite(trained.threshold)):
         raise NumericalError("the trained weights are not finite (feature values too large?): no model written")
     trained.save(model_file, model_format)
+    if checkpoint_file and result.converged:
+        os.unlink(checkpoint_file)
+
+
+def _checkpointing(path, resume: bool, grid: list, max_iterations: int, signature: dict) -> tuple:
+    """(the checkpoint writer of train.optimise, the state to resume from) for --checkpoint/--resume: the
+    state is written after the first iteration, then at most every CHECKPOINT_SECONDS and at the
+    iteration limit."""
+    from svmstruct import checkpoint, io
+
+    if path is None:
+        if resume:
+            raise UsageError("--resume needs --checkpoint FILE (the file a previous run wrote)")
+        return None, None
+    if len(grid) > 1:
+        raise UsageError("--checkpoint holds one training run: give one -c value, not a --validate grid")
+    if path == io.STDIO:
+        raise UsageError("--checkpoint needs a file, not '-'")
+    state = checkpoint.load(path, signature) if resume else None
+    if not resume:
+        io.check_writable(path)
+    last = [-np.inf]
+
+    def save(values: dict) -> None:
+        now = time.monotonic()
+        if now - last[0] >= CHECKPOINT_SECONDS or values["iteration"] >= max_iterations:
+            checkpoint.save(path, values, signature)
+            last[0] = now
+
+    return save, state
 
 
 def _grid(C: str, epsilon, max_iterations: int, validation_file) -> list:
@@ -232,7 +270,7 @@ def _select(models, validation, measure: str, opts: dict, say):
 
 
 def _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, normalize, validation_file,
-                      select_measure, verbosity, workers, scheduler, single_precision, dense):
+                      select_measure, verbosity, workers, scheduler, single_precision, dense, saving, resumed):
     """learn's training on a Dask cluster (svmstruct.distributed): the workers read the shards."""
     from svmstruct import data, distributed
 
@@ -251,7 +289,7 @@ def _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, no
 
         progress = _progress_printer(verbosity) if validation is None else None
         models = distributed.train_grid(cluster, loss, opts, grid, epsilon, max_iterations, progress, normalize,
-                                        prepared)
+                                        prepared, saving, resumed)
         trained = _select(models, validation, select_measure, opts, say) if validation is not None else next(models)
         if say:
             t = cluster.traffic
@@ -408,6 +446,11 @@ def build_cli() -> click.Group:
         click.option("--scheduler", default=None, metavar="ADDRESS",
                      help="Train on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786): its workers "
                           "read the TRAIN_FILEs where they are."),
+        click.option("--checkpoint", "checkpoint_file", default=None, metavar="FILE",
+                     help="Save the training state to FILE as it goes (atomically; removed once the model is "
+                          "written after convergence)."),
+        click.option("--resume", is_flag=True,
+                     help="Continue the run whose --checkpoint FILE is given (same data, loss, options, -c, -e)."),
         THREADS_OPTION,
         _loss_options,
         click.argument("train_files", nargs=-1, required=True, metavar="TRAIN_FILE..."),

@@ -271,6 +271,10 @@ class DistributedEvaluator:
             delta += part_delta
         return a, delta
 
+    def restore(self, w_b: np.ndarray, w_t: np.ndarray, w_imputed: np.ndarray | None) -> None:
+        self.cluster.state = (w_b, w_t, w_imputed)
+        self.cluster.call("restore", w_b, w_t, w_imputed)
+
     def reimpute(self):
         moved = [m for m in self.cluster.call("reimpute")]
         w_b, w_t, _ = self.cluster.state
@@ -362,12 +366,12 @@ def _check_disjoint_queries(shapes: list) -> None:
 
 def train_grid(cluster: Cluster, loss, opts: dict, grid: list, epsilon: float | None = None,
                max_iterations: int = 100000, progress: Callable[[dict], None] | None = None,
-               normalize: str = "none", on_prepared: Callable[[Summary, float], None] | None = None) -> Iterator:
+               normalize: str = "none", on_prepared: Callable[[Summary, float], None] | None = None,
+               checkpoint: Callable[[dict], None] | None = None, resume: dict | None = None) -> Iterator:
     """api.train_grid on the cluster's shards: a model per C of the grid (the problems are built once)."""
     from svmstruct import api, model, train
 
-    for C in grid:
-        api.check_training_parameters(C, epsilon, max_iterations)
+    api.check_grid(grid, epsilon, max_iterations, checkpoint is not None or resume is not None)
     api.check_normalize(loss, normalize)
     outline, summary, largest, scale = prepare(cluster, loss, opts, normalize)
     if on_prepared:
@@ -375,7 +379,7 @@ def train_grid(cluster: Cluster, loss, opts: dict, grid: list, epsilon: float | 
     eps = loss.default_epsilon if epsilon is None else float(epsilon)
     for C in grid:
         result = train.optimise(DistributedEvaluator(cluster, outline.dim), outline, float(C), eps,
-                                max_iterations, progress)
+                                max_iterations, progress, checkpoint=checkpoint, resume=resume)
         trained = model.from_training(loss, opts, summary, summary, result, C, eps)
         if normalize != "none":
             trained.header["normalize"] = normalize

@@ -137,10 +137,13 @@ def train(
     max_iterations: int = 100000,
     progress: Callable[[dict], None] | None = None,
     line_search: bool | None = None,
+    checkpoint: Callable[[dict], None] | None = None,
+    resume: dict | None = None,
 ) -> TrainResult:
     """Train w for `problem` with regularisation C; epsilon in the loss's units (times problem.epsilon_scale).
     In this process; see optimise."""
-    return optimise(LocalEvaluator(problem), Outline.of(problem), C, epsilon, max_iterations, progress, line_search)
+    return optimise(LocalEvaluator(problem), Outline.of(problem), C, epsilon, max_iterations, progress, line_search,
+                    checkpoint, resume)
 
 
 def optimise(
@@ -151,6 +154,8 @@ def optimise(
     max_iterations: int = 100000,
     progress: Callable[[dict], None] | None = None,
     line_search: bool | None = None,
+    checkpoint: Callable[[dict], None] | None = None,
+    resume: dict | None = None,
 ) -> TrainResult:
     """The cutting-plane loop on a problem whose scores and oracle answers the evaluator keeps (a
     LocalEvaluator, or svmstruct.distributed's over the shards of a cluster).
@@ -167,9 +172,12 @@ def optimise(
     Either way the run is `converged` when the certified gap, the objective at w_b minus the dual of the
     QP, is at most C * epsilon, and w_b is returned. When STALL_LIMIT iterations in a row raise neither
     the dual nor lower the objective at w_b (round-off on badly scaled data or a huge C): `stalled`.
+    checkpoint(state) is called at the end of every iteration with the loop's state (the working set, the
+    QP's multipliers, w_b, w_t, counters: svmstruct.checkpoint writes it); `resume` is such a state, from
+    which the loop continues as if it had not stopped (the evaluator is restored from w_b and w_t).
     Raises NumericalError when a constraint or the QP cannot be represented in floating point.
     """
-    start = time.perf_counter()
+    start = time.perf_counter() - (float(resume["seconds"]) if resume is not None else 0.0)
     n = outline.n
     eps = epsilon * outline.epsilon_scale
     tolerance = C * eps * (1 + 1e-6)
@@ -191,18 +199,38 @@ def optimise(
         w = sol.alpha @ ws.A
         return sol.alpha, sol.y, float(sol.alpha @ ws.b) - 0.5 * float(w @ w), w
 
+    def state(cuts: list) -> dict:
+        """What `resume` needs to go on from the end of this iteration."""
+        return dict(n=n, dim=dim, C=C, epsilon=eps, A=ws.A, b=ws.b, idle=ws.idle, alpha=alpha, duals=duals,
+                    dual=dual, w_best=w_best, w_t=w_t, w_imputed=w_imputed, value_best=value_best, primal=primal,
+                    cuts=np.asarray(cuts, dtype=float), iteration=iteration, added=added, stalled=stalled, outer=outer,
+                    outer_primal=outer_primal, seconds=time.perf_counter() - start)
+
     def start_at_best() -> float:
         """The oracle afresh at w_b (the start, a new latent target): its slack value."""
         found = evaluator.evaluate(0.0)
         evaluator.accept(0.0)
         return found.delta / n - found.margin / n
 
-    # w_b = 0: its objective, and the first cutting plane there
-    w_best = np.zeros(dim)
-    value_best = start_at_best()
-    primal = C * max(0.0, value_best)
-    cuts = [0.0]  # steps of the segment whose answers become cutting planes
-    iteration = 0
+    w_imputed = None  # w_b at the last re-imputation of a latent target
+    if resume is None:  # w_b = 0: its objective, and the first cutting plane there
+        w_best = np.zeros(dim)
+        value_best = start_at_best()
+        primal = C * max(0.0, value_best)
+        cuts = [0.0]  # steps of the segment whose answers become cutting planes
+        iteration = 0
+    else:
+        _check_resumable(resume, outline, C, eps)
+        for a, b in zip(resume["A"], resume["b"]):
+            ws.add(a, float(b))
+        ws.idle = np.asarray(resume["idle"], dtype=np.int64)
+        alpha, duals, dual = resume["alpha"], resume["duals"], float(resume["dual"])
+        w_best, w_t, w_imputed = resume["w_best"], resume["w_t"], resume["w_imputed"]
+        value_best, primal = float(resume["value_best"]), float(resume["primal"])
+        cuts = [float(step) for step in resume["cuts"]]
+        iteration, added, stalled = int(resume["iteration"]), int(resume["added"]), int(resume["stalled"])
+        outer, outer_primal = int(resume["outer"]), float(resume["outer_primal"])
+        evaluator.restore(w_best, w_t, w_imputed)
     while True:
         for step in cuts:
             a, delta = evaluator.cut(step)
@@ -249,12 +277,17 @@ def optimise(
             if not outline.latent or outer >= MAX_OUTER or outer_primal - primal <= OUTER_TOLERANCE * C * eps:
                 status = "converged"
                 break
+            if iteration >= max_iterations:  # no iteration left for the new target (a resumed run re-imputes)
+                if checkpoint:
+                    checkpoint(state([]))
+                break
             moved = evaluator.reimpute()
             if moved is None:
                 status = "converged"
                 break
             outer += 1
             outer_primal = primal
+            w_imputed = w_best.copy()
             ws.shift(moved / n)
             alpha, duals, dual, w_t = solve(alpha, duals)
             value_best = start_at_best()  # w_b's objective under the new target (no higher)
@@ -266,13 +299,15 @@ def optimise(
         if stalled >= STALL_LIMIT:
             status = "stalled"
             break
-        if iteration >= max_iterations:
-            break
         if line_search and step < 1.0:  # the cutting plane at w_c, just past w_b towards w_t (else w_c = w_t)
             evaluator.evaluate(MU)
             cuts = [MU, 1.0]
         else:
             cuts = [0.0]
+        if checkpoint:
+            checkpoint(state(cuts))
+        if iteration >= max_iterations:
+            break
     xi = max(0.0, (primal - 0.5 * float(w_best @ w_best)) / C)
     return TrainResult(
         w=w_best,
@@ -351,6 +386,16 @@ def _line_search(evaluate: Callable[[float], Evaluation], C: float, n: int, w_b,
         else:
             lo, f_lo, slope_lo = step, f, slope
     return best[1], best[0], best[2]
+
+
+def _check_resumable(state: dict, outline: Outline, C: float, eps: float) -> None:
+    """A saved state fits this problem: same n, width, C and epsilon (InputError otherwise)."""
+    from svmstruct.errors import InputError
+
+    saved = (int(state["n"]), int(state["dim"]), float(state["C"]), float(state["epsilon"]))
+    if saved != (outline.n, outline.dim, float(C), float(eps)):
+        raise InputError(f"the checkpoint is of another training problem (n, width, C, epsilon {saved} here "
+                         f"{(outline.n, outline.dim, float(C), float(eps))})")
 
 
 def _check_finite(a: np.ndarray, b: float) -> None:

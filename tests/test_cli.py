@@ -155,3 +155,31 @@ def test_after_the_warm_up_no_command_compiles(tmp_path):
         assert run.returncode == 0, run.stderr
         compiled = [line for line in (run.stdout + run.stderr).splitlines() if "data saved" in line]
         assert not compiled, f"{args[0]} compiled: {compiled[:3]}"
+
+
+def test_learn_checkpoint_and_resume(tmp_path):
+    """`learn -# 2 --checkpoint F` stops with the state in F; `--checkpoint F --resume` ends with the model of
+    an uninterrupted run and removes F; resuming with other settings, or without F, is one line."""
+    import numpy as np
+
+    from svmstruct import model
+
+    train = str(Path(__file__).resolve().parents[1] / "data" / "mq2008-small" / "train.txt")
+    state, first, resumed, whole = (str(tmp_path / name) for name in ("run.ckpt", "a.model", "b.model", "c.model"))
+    run = invoke("learn", "-l", "map", "-c", "10", "-v", "0", "-#", "2", "--checkpoint", state, train, first)
+    assert run.returncode == 0 and f"continue with --checkpoint {state} --resume" in run.stderr
+    assert os.path.exists(state)
+    other = invoke("learn", "-l", "map", "-c", "1", "-v", "0", "--checkpoint", state, "--resume", train, resumed)
+    assert other.returncode == 1 and "belongs to another run (C differ)" in other.stderr
+    assert other.stderr.count("\n") == 1 and not os.path.exists(resumed)
+    run = invoke("learn", "-l", "map", "-c", "10", "-v", "0", "--checkpoint", state, "--resume", train, resumed)
+    assert run.returncode == 0, run.stderr
+    assert not os.path.exists(state)
+    assert invoke("learn", "-l", "map", "-c", "10", "-v", "0", train, whole).returncode == 0
+    a, b = model.load_model(resumed), model.load_model(whole)
+    assert a.header["iterations"] == b.header["iterations"]
+    assert np.abs(a.w - b.w).max() <= 1e-9 * np.abs(b.w).max()
+    missing = invoke("learn", "-l", "map", "--resume", train, resumed)
+    assert missing.returncode == 2 and "--resume needs --checkpoint FILE" in missing.stderr
+    gone = invoke("learn", "-l", "map", "--checkpoint", state, "--resume", train, resumed)
+    assert gone.returncode == 1 and "no checkpoint to resume from" in gone.stderr

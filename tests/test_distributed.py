@@ -165,3 +165,20 @@ def test_an_unreachable_scheduler_is_one_line(shards, tmp_path, monkeypatch):
     run = invoke("learn", "-l", "map", "--scheduler", "tcp://127.0.0.1:9", *shards["ranking"], str(out))
     assert run.returncode == 5 and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in run.stderr
     assert run.stderr.count("\n") == 1 and not out.exists()
+
+
+def test_a_checkpointed_run_resumes_on_a_cluster(shards, tmp_path):
+    """A run stopped after 3 iterations in one process continues on a local cluster from its checkpoint
+    (the shards are restored from w_b and w_t) to the uninterrupted model."""
+    from svmstruct import model
+
+    state, first, resumed, whole = (str(tmp_path / n) for n in ("run.ckpt", "a.model", "b.model", "c.model"))
+    common = ["learn", "-l", "ndcg@10", "-c", "10", "-v", "0"]
+    assert invoke(*common, "-#", "3", "--checkpoint", state, *shards["ranking"], first).returncode == 0
+    run = invoke(*common, "--workers", "2", "--checkpoint", state, "--resume", *shards["ranking"], resumed)
+    assert run.returncode == 0, run.stderr
+    assert invoke(*common, *shards["ranking"], whole).returncode == 0
+    a, b = model.load_model(resumed), model.load_model(whole)
+    assert a.header["iterations"] == b.header["iterations"]
+    assert float(a.header["primal"]) == pytest.approx(float(b.header["primal"]), rel=1e-9)
+    assert np.abs(a.w - b.w).max() <= 1e-7 * np.abs(b.w).max()

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from svmstruct import train
+from svmstruct.errors import InputError
 
 
 def test_working_set_shift_keeps_the_gram_matrix_exact():
@@ -149,3 +150,31 @@ def test_ocas_and_the_plain_loop_reach_the_same_optimum(loss_name):
     assert abs(ocas.primal - plain.primal) <= tolerance
     assert ocas.primal >= plain.dual - 1e-9 and plain.primal >= ocas.dual - 1e-9  # weak duality across runs
     assert ocas.iterations <= plain.iterations
+
+
+@pytest.mark.parametrize("loss_name, stop_at", [("map", 3), ("pairs", 1), ("ndcg@10", 5), ("ndcg@10", 12)])
+def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_name, stop_at, tmp_path):
+    """The state handed to `checkpoint` at the iteration limit, written and read back by
+    svmstruct.checkpoint, continues to the same model (ndcg@10 across CCCP re-imputations; stopped where it
+    was to re-impute, the resumed run spends one iteration re-solving the QP first)."""
+    from svmstruct import api, checkpoint
+
+    dataset = _ranking_data(1.0, seed=7, queries=20)
+    loss, opts = api.resolve_loss(loss_name)
+    C, eps = 10.0, loss.default_epsilon
+    whole = train.train(loss.build(dataset, opts), C, eps)
+    assert whole.iterations > stop_at
+    states: list = []
+    first = train.train(loss.build(dataset, opts), C, eps, max_iterations=stop_at, checkpoint=states.append)
+    assert first.status == "iteration limit" and int(states[-1]["iteration"]) == stop_at
+    path = str(tmp_path / "run.ckpt")
+    checkpoint.save(path, states[-1], {"run": loss_name})
+    resumed = train.train(loss.build(dataset, opts), C, eps, resume=checkpoint.load(path, {"run": loss_name}))
+    assert resumed.converged and resumed.iterations == whole.iterations + (len(states[-1]["cuts"]) == 0)
+    assert resumed.outer_steps == whole.outer_steps
+    assert resumed.primal == pytest.approx(whole.primal, rel=1e-9)
+    assert np.abs(resumed.w - whole.w).max() <= 1e-7 * np.abs(whole.w).max()
+    with pytest.raises(InputError, match="another training problem"):
+        train.train(loss.build(dataset, opts), 2 * C, eps, resume=checkpoint.load(path, {"run": loss_name}))
+    with pytest.raises(InputError, match=r"belongs to another run \(run differ\)"):
+        checkpoint.load(path, {"run": "other"})
