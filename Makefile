@@ -53,7 +53,8 @@ clean:
 	rm -rf $(OUT) .pytest_cache
 
 # ---- benchmarks and reports against the original programs (need ../shared)
-.PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle bench-assignment bench-hashed bench-engine parity-report
+.PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle bench-assignment bench-hashed bench-engine bench-dask \
+	parity-report
 bench-perf: install
 	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
 
@@ -95,6 +96,10 @@ bench-assignment: install
 # hashed feature ids up to 2^31 - 1: peak memory of learn and classify (needs /usr/bin/time)
 bench-hashed: install
 	$(BIN)/python scripts/bench_hashed_ids.py --out exp/hashed
+
+# training on Dask: the 1.2M-document synthetic set in 8 shards on local clusters of 1 and 2 workers
+bench-dask: install
+	$(BIN)/python scripts/bench_dask.py --shared $(SHARED) --file exp/big/synth.txt --out exp/dask
 
 # iterations, oracle calls and time of the plain cutting-plane loop against OCAS's line search
 bench-engine: install

@@ -74,6 +74,7 @@ def one_configuration(files: list, workers: int, threads: int) -> dict:
         total = time.perf_counter() - start
         calls0, sent0, received0 = prepared["traffic"]
         result = trained.result
+        traffic = (cluster.traffic.calls, cluster.traffic.sent, cluster.traffic.received)
         t = time.perf_counter()
         for _ in range(50):
             cluster.call("accept", 0.0)  # a call to every shard with no payload and no work: the round trip
@@ -90,9 +91,9 @@ def one_configuration(files: list, workers: int, threads: int) -> dict:
     it = result.iterations
     return dict(workers=workers, threads=threads, read=read, build=prepared["seconds"] - read,
                 train=result.seconds, total=total, iterations=it, per_iteration=result.seconds / it,
-                calls_per_iteration=(cluster.traffic.calls - calls0) / it / len(files),
-                sent_per_iteration=(cluster.traffic.sent - sent0) / it,
-                received_per_iteration=(cluster.traffic.received - received0) / it,
+                calls_per_iteration=(traffic[0] - calls0) / it / len(files),
+                sent_per_iteration=(traffic[1] - sent0) / it,
+                received_per_iteration=(traffic[2] - received0) / it,
                 primal=result.primal, latency=latency,
                 driver_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 worker_mb=max(worker_peaks))

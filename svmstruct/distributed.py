@@ -405,7 +405,10 @@ def client_for(workers: int | None = None, scheduler: str | None = None, threads
         except OSError as e:
             raise DistributedError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
         return client, client.close, threads
-    assert workers is not None and workers >= 1
+    if workers is None or workers < 1:
+        from svmstruct.options import UsageError
+
+        raise UsageError(f"a local cluster needs at least one worker, got {workers!r}")
     local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                          dashboard_address=":0", memory_limit=0)
     client = Client(local)
@@ -415,3 +418,27 @@ def client_for(workers: int | None = None, scheduler: str | None = None, threads
         local.close()
 
     return client, close, threads or max(1, (os.cpu_count() or 1) // workers)
+
+
+def fit(paths: list, loss: str = "pairs", C: float = 1.0, epsilon: float | None = None,
+        max_iterations: int = 100000, progress: Callable[[dict], None] | None = None, normalize: str = "none",
+        client=None, workers: int | None = None, scheduler: str | None = None, **options: Any):
+    """svmstruct.fit on shard files read by Dask workers: on `client` (a distributed.Client of yours), on
+    the cluster at `scheduler`, or on a local cluster of `workers` processes started for this call.
+
+    >>> from svmstruct import distributed
+    >>> m = distributed.fit(["train-0.txt", "train-1.txt"], loss="map", C=10, workers=2)
+    """
+    from svmstruct import api
+
+    spec, opts = api.resolve_loss(loss, options)
+    close = None
+    threads = None
+    if client is None:
+        client, close, threads = client_for(workers if scheduler is None else None, scheduler)
+    try:
+        cluster = Cluster(client, list(paths), threads=threads)
+        return next(train_grid(cluster, spec, opts, [C], epsilon, max_iterations, progress, normalize))
+    finally:
+        if close:
+            close()

@@ -182,3 +182,11 @@ def test_a_checkpointed_run_resumes_on_a_cluster(shards, tmp_path):
     assert a.header["iterations"] == b.header["iterations"]
     assert float(a.header["primal"]) == pytest.approx(float(b.header["primal"]), rel=1e-9)
     assert np.abs(a.w - b.w).max() <= 1e-7 * np.abs(b.w).max()
+
+
+def test_the_python_api_trains_on_a_client_of_yours(client, shards):
+    local = api.fit(data.concatenate([data.read_svmlight(f) for f in shards["ranking"]]), loss="pairs-avg", C=3.0)
+    remote = distributed.fit(shards["ranking"], loss="pairs-avg", C=3.0, client=client)
+    assert_same_training(local, remote)
+    with pytest.raises(api.UsageError, match="at least one worker"):
+        distributed.fit(shards["ranking"], loss="pairs-avg")
