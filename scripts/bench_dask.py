@@ -160,7 +160,7 @@ def main():
              f"| 1 process | {single['read']:.1f} | {single['train']:.2f} | {single['iterations']} | "
              f"{single['per_iteration']:.3f} | - | - | {single['mb']:.0f} | - | {single['primal']:.6f} |"]
     for r in runs:
-        lines.append(f"| {r['workers']} worker{'s' if r['workers'] > 1 else ''} x {r['threads']} threads | "
+        lines.append(f"| {r['workers']} worker{'s' if r['workers'] > 1 else ''} x {r['threads']} thread{'s' if r['threads'] > 1 else ''} | "
                      f"{r['read'] + r['build']:.1f} | {r['train']:.2f} | {r['iterations']} | "
                      f"{r['per_iteration']:.3f} | "
                      f"{r['calls_per_iteration']:.1f} | {r['sent_per_iteration'] / 1024:.1f} KB / "
@@ -181,7 +181,7 @@ def main():
               f"document and iteration on one core (fitted on the {base['workers']}x{base['threads']} run)."]
     for r in runs[1:]:
         predicted = k * r["latency"] + documents * t / cores(r)
-        lines.append(f"- {r['workers']} workers x {r['threads']} threads: predicted {predicted:.3f} s, measured "
+        lines.append(f"- {r['workers']} worker{'s' if r['workers'] > 1 else ''} x {r['threads']} thread{'s' if r['threads'] > 1 else ''}: predicted {predicted:.3f} s, measured "
                      f"{r['per_iteration']:.3f} s per iteration.")
     lines.append("- Extrapolated (not measured: one core per worker, L as measured here, which a real network "
                  "raises): " + ", ".join(f"{w} workers {k * base['latency'] + documents * t / w:.3f} s"
