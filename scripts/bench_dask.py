@@ -113,6 +113,11 @@ def single_process(path: Path) -> dict:
                 primal=trained.result.primal, mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
+def label(run: dict) -> str:
+    workers, threads = run["workers"], run["threads"]
+    return f"{workers} worker{'s' * (workers > 1)} x {threads} thread{'s' * (threads > 1)}"
+
+
 def child(kind: str, *args) -> dict:
     """A configuration in a fresh process, so that each peak memory is its own."""
     run = subprocess.run([sys.executable, __file__, "--child", kind, *args], capture_output=True, text=True)
@@ -160,7 +165,7 @@ def main():
              f"| 1 process | {single['read']:.1f} | {single['train']:.2f} | {single['iterations']} | "
              f"{single['per_iteration']:.3f} | - | - | {single['mb']:.0f} | - | {single['primal']:.6f} |"]
     for r in runs:
-        lines.append(f"| {r['workers']} worker{'s' if r['workers'] > 1 else ''} x {r['threads']} thread{'s' if r['threads'] > 1 else ''} | "
+        lines.append(f"| {label(r)} | "
                      f"{r['read'] + r['build']:.1f} | {r['train']:.2f} | {r['iterations']} | "
                      f"{r['per_iteration']:.3f} | "
                      f"{r['calls_per_iteration']:.1f} | {r['sent_per_iteration'] / 1024:.1f} KB / "
@@ -181,7 +186,7 @@ def main():
               f"document and iteration on one core (fitted on the {base['workers']}x{base['threads']} run)."]
     for r in runs[1:]:
         predicted = k * r["latency"] + documents * t / cores(r)
-        lines.append(f"- {r['workers']} worker{'s' if r['workers'] > 1 else ''} x {r['threads']} thread{'s' if r['threads'] > 1 else ''}: predicted {predicted:.3f} s, measured "
+        lines.append(f"- {label(r)}: predicted {predicted:.3f} s, measured "
                      f"{r['per_iteration']:.3f} s per iteration.")
     lines.append("- Extrapolated (not measured: one core per worker, L as measured here, which a real network "
                  "raises): " + ", ".join(f"{w} workers {k * base['latency'] + documents * t / w:.3f} s"
