@@ -278,7 +278,7 @@ def _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, no
     validation = data.read_svmlight(validation_file) if validation_file is not None else None
     client, close, threads = distributed.client_for(workers, scheduler)
     try:
-        cluster = distributed.Cluster(client, list(train_files), single_precision, dense, threads)
+        cluster = distributed.Cluster(client, list(train_files), single_precision, dense, threads, on_reload=warn)
 
         def prepared(summary, largest):
             _warn_if_badly_scaled(largest, normalize)

@@ -163,8 +163,9 @@ class Cluster:
     """The shards' actors on a Dask cluster, with recovery of lost shards (see the module docstring)."""
 
     def __init__(self, client, paths: list, single_precision: bool = False, dense: bool = False,
-                 threads: int | None = None):
+                 threads: int | None = None, on_reload: Callable[[str], None] | None = None):
         self.client = client
+        self.on_reload = on_reload  # told about every shard read again after a lost worker
         self.paths = list(paths)
         self.read = (single_precision, dense, threads)
         self.traffic = Traffic()
@@ -212,7 +213,10 @@ class Cluster:
     def _reload(self, i: int) -> None:
         """Read shard i again on a live worker and bring it to the run's state."""
         self.traffic.recoveries += 1
-        self.traffic.log.append(f"reloading {self.paths[i]}")
+        message = f"lost the worker holding {self.paths[i]}: reading it again on another worker"
+        self.traffic.log.append(message)
+        if self.on_reload:
+            self.on_reload(message)
         actor = self._wait_one(self._submit(self.paths[i]), self.paths[i])
         if self.built is not None:
             actor.build(*self.built).result(timeout=TIMEOUT)

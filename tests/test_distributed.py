@@ -5,10 +5,11 @@ import signal
 
 import numpy as np
 import pytest
-from conftest import ROOT, invoke
 
 from svmstruct import api, data
 from svmstruct.errors import InputError
+
+from conftest import ROOT, invoke
 
 pytest.importorskip("distributed")
 
@@ -97,10 +98,12 @@ def test_a_worker_lost_mid_training_is_recovered(client, shards):
     cluster_ref: list = []
     loss, opts = api.resolve_loss("map")
     local = api.train_loss(loss, opts, data.concatenate([data.read_svmlight(f) for f in shards["ranking"]]), 10.0)
-    cluster = distributed.Cluster(client, shards["ranking"], threads=1)
+    told: list = []
+    cluster = distributed.Cluster(client, shards["ranking"], threads=1, on_reload=told.append)
     cluster_ref.append(cluster)
     remote = next(distributed.train_grid(cluster, loss, opts, [10.0], progress=kill_at_third))
     assert killed and cluster.traffic.recoveries >= 1
+    assert told[0].startswith("lost the worker holding ") and "shard-0.txt" in told[0]
     assert_same_training(local, remote)
     client.wait_for_workers(2)
 
