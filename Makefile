@@ -54,7 +54,7 @@ clean:
 
 # ---- benchmarks and reports against the original programs (need ../shared)
 .PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle bench-assignment bench-hashed bench-engine bench-dask \
-	parity-report
+	bench-startup parity-report
 bench-perf: install
 	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
 
@@ -96,6 +96,10 @@ bench-assignment: install
 # hashed feature ids up to 2^31 - 1: peak memory of learn and classify (needs /usr/bin/time)
 bench-hashed: install
 	$(BIN)/python scripts/bench_hashed_ids.py --out exp/hashed
+
+# start-up of short commands: classify and eval on 10 lines, whole process (no shared data needed)
+bench-startup: install
+	$(BIN)/python scripts/bench_startup.py
 
 # training on Dask: the 1.2M-document synthetic set in 8 shards on local clusters of 1 and 2 workers
 bench-dask: install

@@ -61,7 +61,7 @@ def one_configuration(files: list, workers: int, threads: int) -> dict:
     client, close, threads = distributed.client_for(workers=workers, threads=threads)
     try:
         start = time.perf_counter()
-        cluster = distributed.Cluster(client, [str(f) for f in files], single_precision=True, dense=True,
+        cluster = distributed.Cluster(client, [str(f) for f in files], single_precision=True, layout="dense",
                                       threads=threads)
         read = time.perf_counter() - start
         prepared = {}

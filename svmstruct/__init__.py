@@ -20,7 +20,7 @@ import os
 for _variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _EXPORTS = {
     "read_svmlight": ("svmstruct.data", "read_svmlight"),

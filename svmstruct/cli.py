@@ -109,9 +109,9 @@ def _all_formats() -> list:
     return formats
 
 
-def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, single_precision, dense,
-                  validation_file, select_measure, normalize, workers, scheduler, checkpoint_file, resume, train_files,
-                  model_file, **loss_opts):
+def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, single_precision, layout,
+                  dense, validation_file, select_measure, normalize, workers, scheduler, checkpoint_file, resume,
+                  train_files, model_file, **loss_opts):
     """Train on TRAIN_FILE (SVMlight, '-' for stdin; several files are read as one, one after the other)
     and write MODEL_FILE ('-' for stdout). With --workers or --scheduler, every TRAIN_FILE is a shard of
     whole queries that a Dask worker reads."""
@@ -130,6 +130,7 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     if validation_file == io.STDIO and io.STDIO in train_files:
         raise UsageError("TRAIN_FILE and --validate cannot both be read from stdin")
     on_cluster = workers is not None or scheduler is not None
+    layout = "dense" if dense else layout
     _check_sources(loss, opts, train_files, workers, scheduler)
     io.check_writable(model_file)
     saving, resumed = _checkpointing(checkpoint_file, resume, grid, max_iterations, dict(
@@ -139,11 +140,11 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     say = (lambda line: click.echo(line, err=True)) if verbosity >= 1 else None
     if on_cluster:
         trained = _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, normalize, validation_file,
-                                    select_measure, verbosity, workers, scheduler, single_precision, dense, saving,
+                                    select_measure, verbosity, workers, scheduler, single_precision, layout, saving,
                                     resumed)
     else:
         read = [data.read_svmlight(path, dtype=np.float32 if single_precision else np.float64,
-                                   layout="dense" if dense else "sparse") for path in train_files]
+                                   layout=layout) for path in train_files]
         dataset = read[0] if len(read) == 1 else data.concatenate(read)
         code = loss_name.strip()
         others = losses.same_code_elsewhere(code, loss) if code.isdigit() and dataset.has_qid else []
@@ -270,7 +271,7 @@ def _select(models, validation, measure: str, opts: dict, say):
 
 
 def _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, normalize, validation_file,
-                      select_measure, verbosity, workers, scheduler, single_precision, dense, saving, resumed):
+                      select_measure, verbosity, workers, scheduler, single_precision, layout, saving, resumed):
     """learn's training on a Dask cluster (svmstruct.distributed): the workers read the shards."""
     from svmstruct import data, distributed
 
@@ -278,7 +279,7 @@ def _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, no
     validation = data.read_svmlight(validation_file) if validation_file is not None else None
     client, close, threads = distributed.client_for(workers, scheduler)
     try:
-        cluster = distributed.Cluster(client, list(train_files), single_precision, dense, threads, on_reload=warn)
+        cluster = distributed.Cluster(client, list(train_files), single_precision, layout, threads, on_reload=warn)
 
         def prepared(summary, largest):
             _warn_if_badly_scaled(largest, normalize)
@@ -428,8 +429,10 @@ def build_cli() -> click.Group:
                      help="Model file format; svmlight is readable by svm_perf_classify/svm_rank_classify."),
         click.option("--float32", "single_precision", is_flag=True,
                      help="Store feature values in single precision, as svm_light does (half the memory)."),
-        click.option("--dense", is_flag=True, help="Store the training data as a dense matrix (less memory for dense "
-                                                     "data)."),
+        click.option("--layout", type=click.Choice(["auto", "sparse", "dense"]), default="auto", show_default=True,
+                     help="How the training data is stored: auto takes the smaller of a sparse (CSR) and a dense "
+                          "matrix (dense for LETOR-style data with every feature present, sparse for text)."),
+        click.option("--dense", is_flag=True, help="Same as --layout dense."),
         click.option("--validate", "validation_file", default=None,
                      help="Validation data: train for every C of the -c grid and keep the best model by --select."),
         click.option("--select", "select_measure", default=None,
@@ -530,8 +533,10 @@ def main(argv=None) -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback."""
     code = 0
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    args = sys.argv[1:] if argv is None else [str(a) for a in argv]
     try:
-        code = _run(build_cli(), sys.argv[1:] if argv is None else [str(a) for a in argv])
+        if not _quick_classify(args):
+            code = _run(build_cli(), args)
     except UsageError as e:
         code = _error(str(e), e.exit_code)
     except SvmStructError as e:
@@ -557,6 +562,22 @@ def main(argv=None) -> None:
         signal.signal(signal.SIGTERM, previous)
     if code:
         sys.exit(code)
+
+
+def _quick_classify(args: list) -> bool:
+    """`classify TEST MODEL [OUTPUT]` with no option, on a small plain file: scored without loading numba
+    or scipy when svmstruct.quick can (the same output to the bit); False: the full path runs."""
+    if len(args) not in (3, 4) or args[0] != "classify" or any(a.startswith("-") for a in args[1:]):
+        return False
+    from svmstruct import io, quick
+
+    text = quick.classify(args[1], args[2])
+    if text is None:
+        return False
+    output = args[3] if len(args) == 4 else io.STDIO
+    io.check_writable(output)
+    io.write_output(output, text)
+    return True
 
 
 def _run(group: click.Group, args: list) -> int:

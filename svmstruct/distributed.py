@@ -45,13 +45,13 @@ def _set_threads(threads: int | None) -> None:
 class Shard:
     """A Dask actor: one training file, read on the worker, and its training problem."""
 
-    def __init__(self, path: str, single_precision: bool = False, dense: bool = False, threads: int | None = None):
+    def __init__(self, path: str, single_precision: bool = False, layout: str = "auto", threads: int | None = None):
         from svmstruct import data
 
         self.threads = threads
         _set_threads(threads)
         self.data: Any = data.read_svmlight(path, dtype=np.float32 if single_precision else np.float64,
-                                       layout="dense" if dense else "sparse")
+                                       layout=layout)
         self.problem: Any = None
         self.evaluator: Any = None
 
@@ -162,12 +162,12 @@ class Traffic:
 class Cluster:
     """The shards' actors on a Dask cluster, with recovery of lost shards (see the module docstring)."""
 
-    def __init__(self, client, paths: list, single_precision: bool = False, dense: bool = False,
+    def __init__(self, client, paths: list, single_precision: bool = False, layout: str = "auto",
                  threads: int | None = None, on_reload: Callable[[str], None] | None = None):
         self.client = client
         self.on_reload = on_reload  # told about every shard read again after a lost worker
         self.paths = list(paths)
-        self.read = (single_precision, dense, threads)
+        self.read = (single_precision, layout, threads)
         self.traffic = Traffic()
         self.built: tuple | None = None  # build's arguments, to rebuild a reloaded shard
         self.dim = 0

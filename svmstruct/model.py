@@ -276,7 +276,7 @@ def from_training(loss, opts: dict, dataset, problem, result, C: float, epsilon:
     """The model of a finished training run; the bias column's weight becomes the threshold."""
     w = np.asarray(result.w, dtype=float)
     threshold = 0.0
-    header = {"C": float(C), "epsilon": float(epsilon)}
+    header: dict[str, Any] = {"C": float(C), "epsilon": float(epsilon)}
     if problem.bias:
         header["bias"] = float(problem.bias)
         header["bias_weight"] = float(w[-1])
@@ -297,6 +297,8 @@ def from_training(loss, opts: dict, dataset, problem, result, C: float, epsilon:
         dual=float(result.dual),
         xi=float(result.xi),
     )
+    if loss.predict is None:  # classify writes w.x - b (svmstruct.quick may score it without numba)
+        header["output"] = "scores"
     options = {k: v for k, v in sorted(opts.items()) if v is not None and v is not False and k != "bias"}
     columns = getattr(dataset, "columns", None)
     return Model(w=w, threshold=threshold, loss=loss.name, options=options, header=header, result=result,
