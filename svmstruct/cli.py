@@ -244,10 +244,9 @@ def _check_sources(loss, opts: dict, train_files: tuple, workers, scheduler) -> 
     if io.STDIO in train_files:
         raise UsageError("with --workers or --scheduler the workers read the training files: '-' (stdin) cannot be "
                          "one")
-    if not loss.decomposes(opts):
-        raise UsageError(f"loss {loss.name} is a measure of the whole training set: training on a cluster needs a "
-                         "loss that treats each query on its own (pairs, map, ndcg@k, div, ..., or an svm_perf loss "
-                         "with --per-query)")
+    from svmstruct import distributed
+
+    distributed.check_decomposes(loss, opts)
 
 
 def _epsilon(loss, epsilon):

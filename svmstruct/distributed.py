@@ -50,8 +50,7 @@ class Shard:
 
         self.threads = threads
         _set_threads(threads)
-        self.data: Any = data.read_svmlight(path, dtype=np.float32 if single_precision else np.float64,
-                                       layout=layout)
+        self.data: Any = data.read_svmlight(path, dtype=np.float32 if single_precision else np.float64, layout=layout)
         self.problem: Any = None
         self.evaluator: Any = None
 
@@ -314,16 +313,24 @@ def _merge_info(infos: list) -> dict:
     return merged
 
 
-def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none") -> tuple:
-    """Align and build the shards' problems: (Outline, Summary, the largest |x| of the data)."""
-    from svmstruct import train
-    from svmstruct.errors import InputError
+def check_decomposes(loss, opts: dict) -> None:
+    """UsageError unless the loss treats each query on its own (Loss.decomposes): only then do shards of
+    whole queries train the model of the whole file."""
     from svmstruct.options import UsageError
 
     if not loss.decomposes(opts):
         raise UsageError(f"loss {loss.name} is a measure of the whole training set: training on a cluster needs "
                          "a loss that treats each query on its own (pairs, map, ndcg@k, div, ..., or an svm_perf "
                          "loss with --per-query)")
+
+
+def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none") -> tuple:
+    """Align and build the shards' problems: (Outline, Summary, the largest |x| of the data, the global
+    scale of --normalize global or None)."""
+    from svmstruct import train
+    from svmstruct.errors import InputError
+
+    check_decomposes(loss, opts)
     shapes = cluster.call("describe")
     if loss.needs_qid or opts.get("per_query"):
         for shape in shapes:
