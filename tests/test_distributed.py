@@ -136,16 +136,18 @@ def test_a_query_split_over_two_shards_is_refused(client, tmp_path):
 
 
 def test_cli_learn_on_a_local_cluster_writes_the_one_process_model(shards, tmp_path):
-    """`learn --workers 2 SHARD...` (a cluster of its own) writes the model `learn SHARD...` writes, up to
-    the last digits of the sums; classify scores with it alike."""
+    """`learn --workers 2 SHARD...` (a cluster of its own) with a C grid chosen on validation data writes
+    the model `learn SHARD...` writes, up to the last digits of the sums."""
     one, two = tmp_path / "one.model", tmp_path / "two.model"
-    assert invoke("learn", "-l", "map", "-c", "10", "-v", "0", *shards["ranking"], str(one)).returncode == 0
-    run = invoke("learn", "-l", "map", "-c", "10", "--workers", "2", *shards["ranking"], str(two))
+    grid = ["-l", "map", "-c", "0.1,10", "--validate", str(ROOT / "data" / "mq2008-small" / "vali.txt")]
+    assert invoke("learn", *grid, "-v", "0", *shards["ranking"], str(one)).returncode == 0
+    run = invoke("learn", *grid, "--workers", "2", *shards["ranking"], str(two))
     assert run.returncode == 0, run.stderr
-    assert "Cluster:" in run.stderr and "0 shards reloaded" in run.stderr
+    assert "Cluster:" in run.stderr and "0 shards reloaded" in run.stderr and "Selected C 10" in run.stderr
     from svmstruct import model
 
     a, b = model.load_model(str(one)), model.load_model(str(two))
+    assert a.header["C"] == b.header["C"] and a.header["validation_value"] == b.header["validation_value"]
     assert np.abs(a.w - b.w).max() <= 1e-9 * np.abs(a.w).max()
     assert b.header["train_file"] == "+".join(shards["ranking"])
 

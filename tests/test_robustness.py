@@ -247,14 +247,14 @@ def test_a_signal_during_training_leaves_nothing_behind(tmp_path, sig, code, wor
     slow_training_set(data)
     child = subprocess.Popen([sys.executable, "-m", "svmstruct", "learn", "-l", "ndcg@10", "-c", "10000", "-v", "1",
                               data, tmp_path / "m"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # wait until it is training (the first progress line), then signal
+    # wait until it is training (the fifth progress line: some seconds before the end), then signal
     seen = child.stderr.readline()
-    while "iter" not in seen and child.poll() is None:
+    while not seen.startswith("iter    5") and child.poll() is None:
         seen = child.stderr.readline()
-    time.sleep(0.5)
+    assert child.poll() is None, "training ended before the signal: the test needs a slower training set"
     child.send_signal(sig)
     rest = child.stderr.read()
-    assert child.wait(30) == code
+    assert child.wait(30) == code, seen + rest
     errors = [line for line in rest.splitlines() if line.startswith("svmstruct: error")]
     assert errors == [f"svmstruct: error: {word}"] and "Traceback" not in rest
     assert files_in(tmp_path) == ["slow.dat"]
