@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 from svmstruct.errors import NumericalError
 
+OSQP_SIGINT = osqp.SolverStatus.OSQP_SIGINT  # the status of a solve stopped by SIGINT (OSQP handles it itself)
 # ADMM to moderate accuracy, then an exact solve on the active set it identifies (polish_active_set):
 # the objective must match the C originals to ~1e-5 relative.
 _SETTINGS = dict(
@@ -76,6 +77,8 @@ def solve_dual(G: np.ndarray, b: np.ndarray, C: float, alpha0=None, y0=None) -> 
         if tolerance is not None:
             solver.update_settings(eps_abs=tolerance, eps_rel=tolerance)
         result = solver.solve(raise_error=False)
+        if result.info.status_val == OSQP_SIGINT:  # OSQP catches Ctrl-C while it solves: pass it on
+            raise KeyboardInterrupt
         gamma = np.asarray(result.x, dtype=float)
         if not np.all(np.isfinite(gamma)):
             raise NumericalError(f"the QP solver failed ({result.info.status}) on a working set of {m} constraints")

@@ -90,3 +90,26 @@ def test_warm_start_gives_the_same_solution():
     cold = solve_dual(A @ A.T, b, 3.0)
     warm = solve_dual(A @ A.T, b, 3.0, np.append(first.alpha, 0.0), np.concatenate([first.y[:-1], [0.0], first.y[-1:]]))
     assert warm.dual_objective == pytest.approx(cold.dual_objective, rel=1e-12, abs=1e-12)
+
+
+def test_ctrl_c_caught_by_osqp_is_passed_on(monkeypatch):
+    """OSQP installs its own SIGINT handler while it solves and returns with status OSQP_SIGINT: that must
+    become a KeyboardInterrupt (else Ctrl-C during training is lost and the run goes on to the end)."""
+    from types import SimpleNamespace
+
+    from svmstruct import qp
+
+    class Interrupted:
+        def setup(self, *args, **kwargs):
+            pass
+
+        def warm_start(self, **kwargs):
+            pass
+
+        def solve(self, raise_error=False):
+            return SimpleNamespace(x=np.zeros(2), y=np.zeros(3),
+                                   info=SimpleNamespace(status_val=qp.OSQP_SIGINT, status="interrupted"))
+
+    monkeypatch.setattr(qp.osqp, "OSQP", Interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        solve_dual(np.array([[2.0, 0.5], [0.5, 1.0]]), np.array([1.0, 0.3]), 1.0)
