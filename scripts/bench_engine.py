@@ -5,8 +5,9 @@ The cases of issue #16 (the reference runs' -c/-e): corn `errorrate -c 10000 -e 
 `avgprec -c 1`, MQ2008 S1+S2+S3 `pairs -c 100 -e 0.0001`, and the training runs of `make exp-div` (K = 1..10
 x C in 0.1, 1, 10 on its synthetic data, 500 iterations at most, in total). Each case is trained twice in
 the same run, `line_search=False` (the loop of svm_struct, the baseline) and `line_search=True`
-(Franc & Sonnenburg 2009), and the table gives iterations, oracle calls, seconds and the primal
-objectives with their relative difference.
+(Franc & Sonnenburg 2009); the exp-div runs (three C per K on one problem) also as `make exp-div`
+trains them, each C warm-started from the previous one's working set (api.train_grid). The table gives
+iterations, oracle calls, seconds and the primal objectives with their relative difference.
 Usage: python scripts/bench_engine.py [--shared ../shared] [--only NAME-SUBSTRING] [--no-div] [--out DIR]
 """
 import argparse
@@ -21,9 +22,12 @@ from svmstruct import api, data, train  # noqa: E402
 from experiment import require, subset  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+# (name, OCAS's line search, each C of a grid warm-started from the previous C's final state)
+ENGINES = [("plain", False, False), ("OCAS", True, False), ("plain + warm C", False, True),
+           ("OCAS + warm C", True, True)]
 
 
-def run(problem, C, eps, line_search, max_iterations=100000):
+def run(problem, C, eps, line_search, max_iterations=100000, warm_start=None, finished=None):
     calls = [0]
     oracle = problem.most_violated
 
@@ -34,7 +38,8 @@ def run(problem, C, eps, line_search, max_iterations=100000):
     problem.most_violated = counted
     try:
         start = time.perf_counter()
-        result = train.train(problem, C, eps, max_iterations=max_iterations, line_search=line_search)
+        result = train.train(problem, C, eps, max_iterations=max_iterations, line_search=line_search,
+                             warm_start=warm_start, finished=finished)
         return result, calls[0], time.perf_counter() - start
     finally:
         problem.most_violated = oracle
@@ -70,34 +75,44 @@ def main():
     parser.add_argument("--no-div", action="store_true")
     parser.add_argument("--out", default="", help="also write the table as OUT/results.md (markdown)")
     args = parser.parse_args()
-    header = (f"{'case':<38} {'engine':<12} {'iter':>6} {'oracle':>7} {'seconds':>8} {'primal':>16} "
+    header = (f"{'case':<38} {'engine':<15} {'iter':>6} {'oracle':>7} {'seconds':>8} {'primal':>16} "
               f"{'rel. diff':>10} {'iter ratio':>10}")
     print(header)
     table = ["| case | engine | iterations | oracle calls | seconds | primal | rel. diff | iterations plain / this |",
              "|---|---|---|---|---|---|---|---|"]
+    last: dict = {}  # the previous C's final state
+
+    def remember(state):
+        last.update(state=state)
+
     for name, runs in cases(Path(args.shared), not args.no_div):
         if args.only not in name:
             continue
         totals = {}
-        for line_search in (False, True):
+        grid = len(runs) > 1  # several C on one problem: also as api.train_grid runs them, warm-started
+        for engine, line_search, warm in ENGINES if grid else ENGINES[:2]:
             iterations = calls = 0
             seconds = primal = 0.0
+            previous = None
             for dataset, loss, options, C, eps in runs:
                 spec, opts = api.resolve_loss(loss, options)
-                problem = spec.build(dataset, opts)
+                if (id(dataset), loss, str(options)) != previous:  # a new problem: its first C starts cold
+                    problem, previous = spec.build(dataset, opts), (id(dataset), loss, str(options))
+                    last.clear()
                 epsilon = spec.default_epsilon if eps is None else eps
                 result, n_calls, secs = run(problem, C, epsilon, line_search,
-                                            max_iterations=500 if loss == "div" else 100000)
+                                            max_iterations=500 if loss == "div" else 100000,
+                                            warm_start=last.get("state") if warm else None,
+                                            finished=remember)
                 iterations += result.iterations
                 calls += n_calls
                 seconds += secs
                 primal += result.primal
-            totals[line_search] = (iterations, calls, seconds, primal)
-        base = totals[False]
-        for line_search, (iterations, calls, seconds, primal) in totals.items():
-            engine = "OCAS" if line_search else "plain"
+            totals[engine] = (iterations, calls, seconds, primal)
+        base = totals["plain"]
+        for engine, (iterations, calls, seconds, primal) in totals.items():
             relative, ratio = (primal - base[3]) / abs(base[3]), base[0] / iterations
-            print(f"{name:<38} {engine:<12} {iterations:>6} {calls:>7} {seconds:>8.2f} {primal:>16.6f} "
+            print(f"{name:<38} {engine:<15} {iterations:>6} {calls:>7} {seconds:>8.2f} {primal:>16.6f} "
                   f"{relative:>10.2e} {ratio:>10.2f}", flush=True)
             table.append(f"| {name} | {engine} | {iterations} | {calls} | {seconds:.2f} | {primal:.6f} | "
                          f"{relative:.2e} | {ratio:.2f} |")

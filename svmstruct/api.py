@@ -55,7 +55,8 @@ def train_grid(loss: Loss, opts: dict, data: Dataset, grid: Iterable[float], eps
                normalize: str = "none", checkpoint: Callable[[dict], None] | None = None,
                resume: dict | None = None) -> Iterator[model.Model]:
     """Train `loss` with resolved options on `data` for every C of the grid in turn (the training problem
-    is built once); each model carries its TrainResult in `.result`. `normalize` (none, query, global:
+    is built once, and each C starts from the previous one's working set and best point); each model
+    carries its TrainResult in `.result`. `normalize` (none, query, global:
     see svmstruct.normalize) transforms the features first and is recorded in the model. `checkpoint`
     and `resume` (one C only): see train.optimise."""
     grid = list(grid)
@@ -71,8 +72,10 @@ def train_grid(loss: Loss, opts: dict, data: Dataset, grid: Iterable[float], eps
         data = normalization.scaled(data, scale)
     problem = loss.build(data, opts)
     eps = loss.default_epsilon if epsilon is None else float(epsilon)
+    last: dict = {}  # the previous C's final state: the next C starts from it (train.optimise's warm_start)
     for C in grid:
-        result = train.train(problem, float(C), eps, max_iterations, progress, checkpoint=checkpoint, resume=resume)
+        result = train.train(problem, float(C), eps, max_iterations, progress, checkpoint=checkpoint, resume=resume,
+                             warm_start=last.get("state"), finished=lambda state: last.update(state=state))
         trained = model.from_training(loss, opts, data, problem, result, C, eps)
         if normalize != "none":
             trained.header["normalize"] = normalize

@@ -388,9 +388,11 @@ def train_grid(cluster: Cluster, loss, opts: dict, grid: list, epsilon: float | 
     if on_prepared:
         on_prepared(summary, largest)
     eps = loss.default_epsilon if epsilon is None else float(epsilon)
+    last: dict = {}  # as api.train_grid: each C starts from the previous one's final state
     for C in grid:
         result = train.optimise(DistributedEvaluator(cluster, outline.dim), outline, float(C), eps,
-                                max_iterations, progress, checkpoint=checkpoint, resume=resume)
+                                max_iterations, progress, checkpoint=checkpoint, resume=resume,
+                                warm_start=last.get("state"), finished=lambda state: last.update(state=state))
         trained = model.from_training(loss, opts, summary, summary, result, C, eps)
         if normalize != "none":
             trained.header["normalize"] = normalize

@@ -139,11 +139,13 @@ def train(
     line_search: bool | None = None,
     checkpoint: Callable[[dict], None] | None = None,
     resume: dict | None = None,
+    warm_start: dict | None = None,
+    finished: Callable[[dict], None] | None = None,
 ) -> TrainResult:
     """Train w for `problem` with regularisation C; epsilon in the loss's units (times problem.epsilon_scale).
     In this process; see optimise."""
     return optimise(LocalEvaluator(problem), Outline.of(problem), C, epsilon, max_iterations, progress, line_search,
-                    checkpoint, resume)
+                    checkpoint, resume, warm_start, finished)
 
 
 def optimise(
@@ -156,6 +158,8 @@ def optimise(
     line_search: bool | None = None,
     checkpoint: Callable[[dict], None] | None = None,
     resume: dict | None = None,
+    warm_start: dict | None = None,
+    finished: Callable[[dict], None] | None = None,
 ) -> TrainResult:
     """The cutting-plane loop on a problem whose scores and oracle answers the evaluator keeps (a
     LocalEvaluator, or svmstruct.distributed's over the shards of a cluster).
@@ -175,6 +179,10 @@ def optimise(
     checkpoint(state) is called at the end of every iteration with the loop's state (the working set, the
     QP's multipliers, w_b, w_t, counters: svmstruct.checkpoint writes it); `resume` is such a state, from
     which the loop continues as if it had not stopped (the evaluator is restored from w_b and w_t).
+    `finished(state)` gets the final state; as `warm_start` of a run with another C (a C grid) it starts
+    from that run's working set and best point: cutting planes do not depend on C, the multipliers are
+    scaled to the new C, and the stop test is the same certified gap (ignored for a latent target, whose
+    CCCP path would then depend on the grid).
     Raises NumericalError when a constraint or the QP cannot be represented in floating point.
     """
     start = time.perf_counter() - (float(resume["seconds"]) if resume is not None else 0.0)
@@ -213,13 +221,7 @@ def optimise(
         return found.delta / n - found.margin / n
 
     w_imputed = None  # w_b at the last re-imputation of a latent target
-    if resume is None:  # w_b = 0: its objective, and the first cutting plane there
-        w_best = np.zeros(dim)
-        value_best = start_at_best()
-        primal = C * max(0.0, value_best)
-        cuts = [0.0]  # steps of the segment whose answers become cutting planes
-        iteration = 0
-    else:
+    if resume is not None:
         _check_resumable(resume, outline, C, eps)
         for a, b in zip(resume["A"], resume["b"]):
             ws.add(a, float(b))
@@ -231,6 +233,22 @@ def optimise(
         iteration, added, stalled = int(resume["iteration"]), int(resume["added"]), int(resume["stalled"])
         outer, outer_primal = int(resume["outer"]), float(resume["outer_primal"])
         evaluator.restore(w_best, w_t, w_imputed)
+    elif warm_start is not None and not outline.latent:
+        for a, b in zip(warm_start["A"], warm_start["b"]):
+            ws.add(a, float(b))
+        ws.idle = np.zeros(ws.m, dtype=np.int64)
+        alpha = np.asarray(warm_start["alpha"]) * (C / float(warm_start["C"]))  # feasible: sum <= C
+        w_best, w_t = warm_start["w_best"], warm_start["w_t"]
+        value_best = float(warm_start["value_best"])  # the slack at w_b does not depend on C
+        primal = 0.5 * float(w_best @ w_best) + C * max(0.0, value_best)
+        cuts, iteration = [], 0
+        evaluator.restore(w_best, w_t, None)
+    else:  # w_b = 0: its objective, and the first cutting plane there
+        w_best = np.zeros(dim)
+        value_best = start_at_best()
+        primal = C * max(0.0, value_best)
+        cuts = [0.0]  # steps of the segment whose answers become cutting planes
+        iteration = 0
     while True:
         for step in cuts:
             a, delta = evaluator.cut(step)
@@ -308,6 +326,8 @@ def optimise(
             checkpoint(state(cuts))
         if iteration >= max_iterations:
             break
+    if finished:
+        finished(state([]))
     xi = max(0.0, (primal - 0.5 * float(w_best @ w_best)) / C)
     return TrainResult(
         w=w_best,

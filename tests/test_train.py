@@ -178,3 +178,39 @@ def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_nam
         train.train(loss.build(dataset, opts), 2 * C, eps, resume=checkpoint.load(path, {"run": loss_name}))
     with pytest.raises(InputError, match=r"belongs to another run \(run differ\)"):
         checkpoint.load(path, {"run": "other"})
+
+
+@pytest.mark.parametrize("loss_name", ["pairs", "map", "errorrate"])
+def test_a_c_grid_warm_started_from_the_previous_c_reaches_the_same_optima(loss_name):
+    """api.train_grid starts every C from the previous C's working set and best point: each run still
+    stops at a certified gap, so its objective is within C * epsilon of the cold run's (and of the optimum).
+    (Whether it saves iterations is measured by `make bench-engine`, not here.)"""
+    from svmstruct import api
+
+    dataset = _ranking_data(1.0, seed=11, queries=30)
+    if loss_name == "errorrate":
+        dataset.y[:] = np.where(dataset.y > 0, 1.0, -1.0)
+    loss, opts = api.resolve_loss(loss_name)
+    grid = [0.1, 1.0, 10.0, 100.0]
+    warm = [m.result for m in api.train_grid(loss, opts, dataset, grid, 0.001)]
+    cold = [train.train(loss.build(dataset, opts), C, 0.001) for C in grid]
+    scale = loss.build(dataset, opts).epsilon_scale
+    for C, w, c in zip(grid, warm, cold):
+        tolerance = C * 0.001 * scale * (1 + 1e-6)
+        assert w.converged and w.primal - w.dual <= tolerance
+        assert abs(w.primal - c.primal) <= tolerance
+        assert w.primal >= c.dual - 1e-9 and c.primal >= w.dual - 1e-9
+    assert warm[0].iterations == cold[0].iterations  # the first C starts cold
+
+
+def test_a_latent_target_is_not_warm_started():
+    """ndcg@10's CCCP path would depend on the grid: every C of a grid trains as on its own."""
+    from svmstruct import api
+
+    dataset = _ranking_data(1.0, seed=12, queries=20)
+    loss, opts = api.resolve_loss("ndcg@10")
+    grid = [1.0, 10.0]
+    models = list(api.train_grid(loss, opts, dataset, grid))
+    alone = api.train_loss(loss, opts, dataset, 10.0)
+    assert models[1].result.primal == alone.result.primal
+    np.testing.assert_array_equal(models[1].w, alone.w)
