@@ -5,8 +5,9 @@ The cases of issue #16 (the reference runs' -c/-e): corn `errorrate -c 10000 -e 
 `avgprec -c 1`, MQ2008 S1+S2+S3 `pairs -c 100 -e 0.0001`, and the training runs of `make exp-div` (K = 1..10
 x C in 0.1, 1, 10 on its synthetic data, 500 iterations at most, in total). Each case is trained twice in
 the same run, `line_search=False` (the loop of svm_struct, the baseline) and `line_search=True`
-(Franc & Sonnenburg 2009); the exp-div runs (three C per K on one problem) also as `make exp-div`
-trains them, each C warm-started from the previous one's working set (api.train_grid). The table gives
+(Franc & Sonnenburg 2009); the exp-div runs (three C per K on one problem) also with each C
+warm-started from the previous one's working set, as api.train_grid does for exact oracles (not for
+div's greedy one: this is the measurement that decided it). The table gives
 iterations, oracle calls, seconds and the primal objectives with their relative difference.
 Usage: python scripts/bench_engine.py [--shared ../shared] [--only NAME-SUBSTRING] [--no-div] [--out DIR]
 """
