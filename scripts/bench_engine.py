@@ -5,9 +5,8 @@ The cases of issue #16 (the reference runs' -c/-e): corn `errorrate -c 10000 -e 
 `avgprec -c 1`, MQ2008 S1+S2+S3 `pairs -c 100 -e 0.0001`, and the training runs of `make exp-div` (K = 1..10
 x C in 0.1, 1, 10 on its synthetic data, 500 iterations at most, in total). Each case is trained twice in
 the same run, `line_search=False` (the loop of svm_struct, the baseline) and `line_search=True`
-(Franc & Sonnenburg 2009); the exp-div runs (three C per K on one problem) also with each C
-warm-started from the previous one's working set, as api.train_grid does for exact oracles (not for
-div's greedy one: this is the measurement that decided it). The table gives
+(Franc & Sonnenburg 2009); grids of five C (MQ2008 S1 map and pairs, corn errorrate) also with each
+C warm-started from the previous one's final state, as api.train_grid does for exact oracles. The table gives
 iterations, oracle calls, seconds and the primal objectives with their relative difference.
 Usage: python scripts/bench_engine.py [--shared ../shared] [--only NAME-SUBSTRING] [--no-div] [--out DIR]
 """
@@ -57,6 +56,12 @@ def cases(shared: Path, with_div: bool):
     yield "MQ2008 S1 avgprec -c 1", [(read([mq / "S1.txt"]), "avgprec", {}, 1, None)]
     yield "MQ2008 S1-S3 pairs -c 100 -e 0.0001", [(read([mq / f"S{k}.txt" for k in (1, 2, 3)]), "pairs", {}, 100,
                                                      0.0001)]
+    # C grids as --validate trains them (each C cold, or warm-started from the previous C)
+    s1 = read([mq / "S1.txt"])
+    yield "MQ2008 S1 map, -c 0.1..1000 (5 C)", [(s1, "map", {}, C, None) for C in (0.1, 1, 10, 100, 1000)]
+    yield "MQ2008 S1 pairs, -c 0.1..1000 (5 C)", [(s1, "pairs", {}, C, None) for C in (0.1, 1, 10, 100, 1000)]
+    corn_set = read([corn])
+    yield "corn errorrate, -c 1..10000 (5 C)", [(corn_set, "errorrate", {}, C, None) for C in (1, 10, 100, 1000, 10000)]
     if with_div:
         prefix = ROOT / "exp" / "div" / "synth"
         if not Path(f"{prefix}.svm").exists():  # exp_div.py's default data, generated the same way
@@ -90,7 +95,8 @@ def main():
         if args.only not in name:
             continue
         totals = {}
-        grid = len(runs) > 1  # several C on one problem: also as api.train_grid runs them, warm-started
+        # several C on one problem: also warm-started as api.train_grid runs them (exact oracles only: train.py)
+        grid = len(runs) > 1 and runs[0][1] != "div"
         for engine, line_search, warm in ENGINES if grid else ENGINES[:2]:
             iterations = calls = 0
             seconds = primal = 0.0
