@@ -153,7 +153,6 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
                  f"({others[0].summary}). Name the loss to silence this warning.")
         _warn_if_badly_scaled(data.largest_magnitude(dataset), normalize)
         if validation_file is not None:
-
             validation = data.read_svmlight(validation_file)
             models = api.train_grid(loss, opts, dataset, grid, epsilon, max_iterations, normalize=normalize)
             trained = _select(models, validation, select_measure, opts, say)
@@ -175,7 +174,7 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     if not (np.all(np.isfinite(trained.w)) and np.isfinite(trained.threshold)):
         raise NumericalError("the trained weights are not finite (feature values too large?): no model written")
     trained.save(model_file, model_format)
-    if checkpoint_file and result.converged:
+    if checkpoint_file and result.converged and os.path.exists(checkpoint_file):  # none if it converged at once
         os.unlink(checkpoint_file)
 
 

@@ -183,3 +183,7 @@ def test_learn_checkpoint_and_resume(tmp_path):
     assert missing.returncode == 2 and "--resume needs --checkpoint FILE" in missing.stderr
     gone = invoke("learn", "-l", "map", "--checkpoint", state, "--resume", train, resumed)
     assert gone.returncode == 1 and "no checkpoint to resume from" in gone.stderr
+    easy = tmp_path / "easy.txt"
+    easy.write_text("1 qid:1 1:1\n0 qid:1 1:0\n")  # converged at the first iteration: no checkpoint written
+    run = invoke("learn", "-l", "pairs", "-v", "0", "--checkpoint", state, str(easy), whole)
+    assert run.returncode == 0 and run.stderr == "" and not os.path.exists(state)
