@@ -245,8 +245,11 @@ def slow_training_set(path):
 def test_a_signal_during_training_leaves_nothing_behind(tmp_path, sig, code, word):
     data = tmp_path / "slow.dat"
     slow_training_set(data)
+    # SIGINT at its default disposition in the child: a shell's background job (CI started with `&`) ignores it,
+    # and an ignored signal stays ignored across exec
     child = subprocess.Popen([sys.executable, "-m", "svmstruct", "learn", "-l", "ndcg@10", "-c", "10000", "-v", "1",
-                              data, tmp_path / "m"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              data, tmp_path / "m"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # wait until it is training (the fifth progress line: some seconds before the end), then signal
     seen = child.stderr.readline()
     while not seen.startswith("iter    5") and child.poll() is None:
