@@ -211,9 +211,9 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
     X, indptr, indices, values, y, qid, has_qid, lines = (out.X, out.indptr, out.indices, out.values, out.y, out.qid,
                                                           out.has_qid, out.lines)
     _check_single_precision(X if dense else values, dense, indptr, lines, name)
-    if has_qid.any() and not has_qid.all():
-        row = int(np.flatnonzero(has_qid != has_qid[0])[0])
-        raise InputError("either every line has a qid or none has", name, int(lines[row]))
+    whole_file_error = _qid_error(out, rows, name)
+    if whole_file_error is not None:
+        raise whole_file_error
     any_qid = bool(has_qid[0])
     qptr = group_queries(qid, lines, name) if any_qid else np.array([0, rows], dtype=np.int64)
     columns = None
@@ -338,7 +338,7 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
     arr = np.frombuffer(buf, dtype=np.uint8)
     flat = out.X.reshape(-1) if out.dense else out.values
     newlines = None
-    for fb_pos, fb_start, fb_end, code, t0, t1, last, _ in calls:
+    for fb_pos, fb_start, fb_end, code, t0, t1, last, reached in calls:
         problems = []  # (byte position, message) of every bad token found
         for k in range(len(fb_pos)):
             raw = bytes(buf[fb_start[k]:fb_end[k]])
@@ -362,7 +362,13 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
             position, message = min(problems)
             if newlines is None:
                 newlines = np.flatnonzero(arr == parser.NEWLINE)
-            raise InputError(message, name, first_line + int(np.searchsorted(newlines, position)) + 1)
+            line = first_line + int(np.searchsorted(newlines, position)) + 1
+            # the first error in the file: a qid error of the lines before (found after reading) comes first
+            before = first_row + int(np.searchsorted(out.lines[first_row:reached], line))
+            earlier = _qid_error(out, before, name)
+            if earlier is not None and earlier.line is not None and earlier.line < line:
+                raise earlier
+            raise InputError(message, name, line)
     row_end = calls[-1][-1]
     start = np.empty(row_end, dtype=np.int64)  # indexed by row like the other arrays; only first_row: is used
     end = np.empty(row_end, dtype=np.int64)
@@ -466,6 +472,22 @@ def largest_magnitude(dataset: Dataset) -> float:
     return float(max(abs(np.max(values)), abs(np.min(values))))  # no |X| copy: X may be most of memory
 
 
+def _qid_error(out: _Arrays, rows: int, name: str) -> InputError | None:
+    """The qid error of the first `rows` rows, if any: a qid on some lines only, or a qid that reappears."""
+    has_qid = out.has_qid[:rows]
+    if rows == 0:
+        return None
+    if has_qid.any() and not has_qid.all():
+        row = int(np.flatnonzero(has_qid != has_qid[0])[0])
+        return InputError("either every line has a qid or none has", name, int(out.lines[row]))
+    if has_qid[0]:
+        try:
+            group_queries(out.qid[:rows], out.lines[:rows], name)
+        except InputError as e:
+            return e
+    return None
+
+
 def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:
     """Row boundaries of the runs of equal qid; a qid that reappears after another is an error."""
     starts = np.flatnonzero(np.diff(qid)) + 1
@@ -474,7 +496,8 @@ def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:
     order = np.argsort(first, kind="stable")
     dup = np.flatnonzero(first[order][1:] == first[order][:-1])
     if len(dup):
-        a, b = order[dup[0]], order[dup[0] + 1]
+        earliest = int(np.argmin(line[qptr[order[dup + 1]]]))  # the reappearance earliest in the file
+        a, b = order[dup[earliest]], order[dup[earliest] + 1]
         raise InputError(
             f"qid {first[b]} reappears after another qid (first seen at line {line[qptr[a]]}); "
             "lines of one query must be contiguous",

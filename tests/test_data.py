@@ -219,3 +219,22 @@ def test_a_second_colon_is_malformed_before_any_other_error(token, tmp_path):
     with pytest.raises(InputError) as e:
         data.read_svmlight(str(path))
     assert e.value.line == 2 and "malformed token" in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("chunk", [1 << 22, 64])
+@pytest.mark.parametrize("layout", ["sparse", "dense"])
+def test_a_qid_error_before_a_bad_token_is_the_one_reported(tmp_path, monkeypatch, chunk, layout):
+    """The first error in the file is reported: qid errors are found after reading, but one on a line
+    before a bad token (here an index above 2^31 - 1 on line 6) comes first; with several reappearing
+    qids, the earliest reappearance."""
+    monkeypatch.setattr(data, "CHUNK", chunk)
+    path = tmp_path / "f.dat"
+    path.write_bytes(b"0 qid:1 1:1\n0 qid:2 1:1\n0 qid:3 1:1\n0 qid:1 1:1\n0 qid:2 1:1\n0 qid:9 99999999999:1\n")
+    with pytest.raises(InputError, match=r"f.dat:4: qid 1 reappears after another qid \(first seen at line 1\)"):
+        data.read_svmlight(str(path), layout=layout)
+    path.write_bytes(b"0 qid:1 1:1\n0 1:1\n0 qid:1 1:1\n0 qid:9 99999999999:1\n")
+    with pytest.raises(InputError, match="f.dat:2: either every line has a qid or none has"):
+        data.read_svmlight(str(path), layout=layout)
+    path.write_bytes(b"0 qid:1 1:1\n0 qid:9 99999999999:1\n0 qid:1 1:1\n")  # the bad token comes first here
+    with pytest.raises(InputError, match="f.dat:2: feature index '99999999999' is above"):
+        data.read_svmlight(str(path), layout=layout)
