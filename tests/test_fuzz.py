@@ -329,7 +329,42 @@ def ref_parse(raw: bytes, limits: list):
     lines = raw.split(b"\n")
     if lines[-1] == b"":
         lines.pop()
-    rows = []
+    rows: list = []
+    try:
+        _ref_lines(lines, rows, limits)
+    except Reject as grammar:  # the first error in the file: a qid error on an earlier line comes first
+        earlier = qid_problem(rows)
+        raise earlier if earlier is not None and earlier.line < grammar.line else grammar from None
+    if not rows:
+        raise Reject("no examples")
+    problem = qid_problem(rows)
+    if problem is not None:
+        raise problem
+    return rows, limits
+
+
+def qid_problem(rows: list):
+    """The Reject of the qid rules (every line has a qid or none; a query's lines are contiguous), or None."""
+    if not rows:
+        return None
+    has = [r["qid"] is not None for r in rows]
+    if any(has) and not all(has):
+        return Reject("qid mix", next(r["line"] for r in rows if (r["qid"] is not None) != has[0]))
+    if has[0]:
+        seen, bad = set(), set()
+        for i, r in enumerate(rows):
+            if i and r["qid"] == rows[i - 1]["qid"]:
+                continue
+            if r["qid"] in seen:
+                bad.add(r["line"])
+            seen.add(r["qid"])
+        if bad:
+            return Reject("qid reappears", min(bad), bad)
+    return None
+
+
+def _ref_lines(lines: list, rows: list, limits: list) -> None:
+    """The grammar, line by line: rows appended, limits noted, a Reject at the first bad token."""
     for no, text in enumerate(lines, 1):
         content, hsh, comm = text.partition(b"#")
         toks = content.split()
@@ -379,22 +414,6 @@ def ref_parse(raw: bytes, limits: list):
         else:
             docid = None
         rows.append(dict(y=y, qid=q, feats=feats, docid=docid or f"L{no}", line=no))
-    if not rows:
-        raise Reject("no examples")
-    has = [r["qid"] is not None for r in rows]
-    if any(has) and not all(has):
-        raise Reject("qid mix", next(r["line"] for r in rows if (r["qid"] is not None) != has[0]))
-    if has[0]:
-        seen, bad = set(), set()
-        for i, r in enumerate(rows):
-            if i and r["qid"] == rows[i - 1]["qid"]:
-                continue
-            if r["qid"] in seen:
-                bad.add(r["line"])
-            seen.add(r["qid"])
-        if bad:
-            raise Reject("qid reappears", min(bad), bad)
-    return rows, limits
 
 
 # errors read_svmlight reports after reading every line (the reference, line by line, reports a bad token first)
