@@ -74,8 +74,9 @@ def train_grid(loss: Loss, opts: dict, data: Dataset, grid: Iterable[float], eps
     eps = loss.default_epsilon if epsilon is None else float(epsilon)
     last: dict = {}  # the previous C's final state: the next C starts from it (train.optimise's warm_start)
     for C in grid:
-        result = train.train(problem, float(C), eps, max_iterations, progress, checkpoint=checkpoint, resume=resume,
-                             warm_start=last.get("state"), finished=lambda state: last.update(state=state))
+        result = train.train(problem, float(C), eps, max_iterations, progress=progress, checkpoint=checkpoint,
+                             resume=resume, warm_start=last.get("state"),
+                             finished=lambda state: last.update(state=state))
         trained = model.from_training(loss, opts, data, problem, result, C, eps)
         if normalize != "none":
             trained.header["normalize"] = normalize

@@ -253,10 +253,7 @@ class DistributedEvaluator:
         w_b, _, w_imputed = self.cluster.state
         self.cluster.state = (w_b, w, w_imputed)
         answers = self.cluster.call("point", w)
-        slope = 0.0
-        for part, _ in answers:
-            slope += part
-        return slope, self._combine(found for _, found in answers)
+        return sum(slope for slope, _ in answers), self._combine(found for _, found in answers)
 
     def accept(self, step: float) -> None:
         self.cluster.call("accept", step)
@@ -279,7 +276,7 @@ class DistributedEvaluator:
         self.cluster.call("restore", w_b, w_t, w_imputed)
 
     def reimpute(self):
-        moved = [m for m in self.cluster.call("reimpute")]
+        moved = self.cluster.call("reimpute")
         w_b, w_t, _ = self.cluster.state
         self.cluster.state = (w_b, w_t, w_b.copy())
         if all(m is None for m in moved):

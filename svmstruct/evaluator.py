@@ -45,19 +45,23 @@ class LocalEvaluator:
     def __init__(self, problem: TrainingProblem):
         self.problem = problem
         rows = problem.X.shape[0]
-        self.s_b = np.zeros(rows)
-        self.s_t = np.zeros(rows)
+        self._segment(np.zeros(rows), np.zeros(rows))
         self.shift = np.zeros(rows) if problem.latent_target is not None else None
         self._best: tuple | None = None  # (dcoef, delta) at s_b
         self._at_t: tuple | None = None  # at s_t
         self._latest: tuple | None = None  # (step, dcoef, delta)
+
+    def _segment(self, s_b: np.ndarray, s_t: np.ndarray) -> None:
+        """The scores of w_b and w_t, and their difference (used by every evaluation along the segment)."""
+        self.s_b, self.s_t = s_b, s_t
+        self.ds = s_t - s_b
 
     def _scores(self, step: float) -> np.ndarray:
         if step == 1.0:
             return self.s_t
         if step == 0.0:
             return self.s_b
-        return self.s_b + step * (self.s_t - self.s_b)
+        return self.s_b + step * self.ds
 
     def _oracle(self, scores: np.ndarray) -> tuple:
         dcoef, delta = self.problem.most_violated(scores)
@@ -67,7 +71,7 @@ class LocalEvaluator:
 
     def _evaluation(self, found: tuple, scores: np.ndarray) -> Evaluation:
         dcoef, delta = found
-        return Evaluation(delta, float(dcoef @ scores), float(dcoef @ (self.s_t - self.s_b)))
+        return Evaluation(delta, float(dcoef @ scores), float(dcoef @ self.ds))
 
     def _found(self, step: float) -> tuple:
         """The oracle's (dcoef, Delta) at a step of the current segment, kept or recomputed."""
@@ -94,19 +98,15 @@ class LocalEvaluator:
     def point(self, w: np.ndarray) -> tuple[float, Evaluation]:
         """Make w the new w_t: its scores, and (the best point's answer's slope along the new segment,
         the evaluation at w_t)."""
-        self.s_t = sparse_ops.matvec(self.problem.X, w)
+        self._segment(self.s_b, sparse_ops.matvec(self.problem.X, w))
         self._at_t = self._latest = None
-        best = self._found(0.0)
-        slope_b = float(best[0] @ (self.s_t - self.s_b))
-        return slope_b, self.evaluate(1.0)
+        return float(self._found(0.0)[0] @ self.ds), self.evaluate(1.0)
 
     def accept(self, step: float) -> None:
         """Move w_b to the step (0: stay); its answer becomes the best point's."""
         found = self._found(step)
-        if step == 1.0:
-            self.s_b = self.s_t.copy()
-        elif step != 0.0:
-            self.s_b = self.s_b + step * (self.s_t - self.s_b)
+        if step != 0.0:
+            self._segment(self.s_t.copy() if step == 1.0 else self._scores(step), self.s_t)
         self._best = found
         self._latest = None
 
@@ -134,6 +134,5 @@ class LocalEvaluator:
         if self.shift is not None and w_imputed is not None:
             assert self.problem.latent_target is not None
             self.shift = self.problem.latent_target(sparse_ops.matvec(X, w_imputed))
-        self.s_b = sparse_ops.matvec(X, w_b)
-        self.s_t = sparse_ops.matvec(X, w_t)
+        self._segment(sparse_ops.matvec(X, w_b), sparse_ops.matvec(X, w_t))
         self._best = self._at_t = self._latest = None

@@ -130,22 +130,11 @@ class Outline:
                    problem.latent_target is not None)
 
 
-def train(
-    problem: TrainingProblem,
-    C: float,
-    epsilon: float,
-    max_iterations: int = 100000,
-    progress: Callable[[dict], None] | None = None,
-    line_search: bool | None = None,
-    checkpoint: Callable[[dict], None] | None = None,
-    resume: dict | None = None,
-    warm_start: dict | None = None,
-    finished: Callable[[dict], None] | None = None,
-) -> TrainResult:
+def train(problem: TrainingProblem, C: float, epsilon: float, max_iterations: int = 100000,
+          **options) -> TrainResult:
     """Train w for `problem` with regularisation C; epsilon in the loss's units (times problem.epsilon_scale).
-    In this process; see optimise."""
-    return optimise(LocalEvaluator(problem), Outline.of(problem), C, epsilon, max_iterations, progress, line_search,
-                    checkpoint, resume, warm_start, finished)
+    In this process: optimise with a LocalEvaluator; `options` are optimise's (progress, line_search, ...)."""
+    return optimise(LocalEvaluator(problem), Outline.of(problem), C, epsilon, max_iterations, **options)
 
 
 def optimise(
