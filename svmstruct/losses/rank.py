@@ -18,15 +18,15 @@ from svmstruct.problem import Reference, TrainingProblem
 def _pairs_builder(per_query_average: bool):
     def build(data, opts: dict) -> TrainingProblem:
         qptr = data.qptr
-        pairs = np.array([rank_oracles.count_pairs(data.y[lo:hi]) for lo, hi in zip(qptr[:-1], qptr[1:])])
+        y = np.ascontiguousarray(data.y, dtype=np.float64)
+        ranks, levels, pairs = rank_oracles.query_label_ranks(y, qptr)
         total = int(pairs.sum())
         if total == 0:
             raise InputError("no query has documents with different labels: no pair to rank", data.path)
         n = len(pairs)
-        y = np.ascontiguousarray(data.y, dtype=np.float64)
 
         def most_violated(scores):
-            return rank_oracles.pairs_most_violated(y, scores, qptr, per_query_average)
+            return rank_oracles.pairs_most_violated(scores, qptr, ranks, levels, pairs, per_query_average)
 
         return TrainingProblem(
             data.X, n, most_violated,

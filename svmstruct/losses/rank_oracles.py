@@ -31,18 +31,26 @@ def swapped_pair_counts(y, s):
 
     Pair (i, j) with y_i > y_j is swapped iff t_i < s_j with t = s - 1 (one rounding for both counts).
     """
-    n = y.shape[0]
     ranks, L = _label_ranks(y)
-    t = s - 1.0
-    order = np.argsort(s, kind="mergesort")  # t has the same order
-    above = np.zeros(n, dtype=np.int64)
-    below = np.zeros(n, dtype=np.int64)
+    above = np.zeros(y.shape[0], dtype=np.int64)
+    below = np.zeros(y.shape[0], dtype=np.int64)
+    _sweeps(s, ranks, L, above, below)
+    return above, below
+
+
+@njit(cache=True)
+def _sweeps(s, ranks, L, above, below):
+    """swapped_pair_counts from the labels' dense ranks 1..L (a function of the labels only: computed once
+    per training run), into above and below."""
+    n = s.shape[0]
+    order = np.argsort(s, kind="mergesort")  # t = s - 1 has the same order
     tree = np.zeros(L + 1, dtype=np.int64)
     # above: sweep documents by t descending, inserting documents with s_j > t_i
     p = n - 1
     for q in range(n - 1, -1, -1):
         i = order[q]
-        while p >= 0 and s[order[p]] > t[i]:
+        t_i = s[i] - 1.0
+        while p >= 0 and s[order[p]] > t_i:
             r = ranks[order[p]]
             while r <= L:
                 tree[r] += 1
@@ -60,7 +68,7 @@ def swapped_pair_counts(y, s):
     inserted = 0
     for q in range(n):
         j = order[q]
-        while p < n and t[order[p]] < s[j]:
+        while p < n and s[order[p]] - 1.0 < s[j]:
             r = ranks[order[p]]
             while r <= L:
                 tree[r] += 1
@@ -73,38 +81,47 @@ def swapped_pair_counts(y, s):
             c += tree[r]
             r -= r & -r
         below[j] = inserted - c
-    return above, below
-
-
-@njit(cache=True)
-def count_pairs(y):
-    """Number of document pairs with different labels."""
-    ranks, L = _label_ranks(y)
-    counts = np.zeros(L + 1, dtype=np.int64)
-    for i in range(y.shape[0]):
-        counts[ranks[i]] += 1
-    same = 0
-    for c in counts:
-        same += c * c
-    return (y.shape[0] * y.shape[0] - same) // 2
 
 
 @njit(cache=True, parallel=True)
-def pairs_most_violated(y, s, qptr, per_query_average):
-    """All queries: dcoef = sum over swapped pairs of +scale (higher-labelled) / -scale (lower-labelled),
-    scale 1 (svm_rank -l 1) or 1/pairs_q (-l 2); returns dcoef and the summed Delta."""
+def query_label_ranks(y, qptr):
+    """(ranks, levels, pairs): every document's dense label rank 1..L within its query, each query's L and
+    its number of document pairs with different labels (what the oracle needs of the labels)."""
     nq = qptr.shape[0] - 1
-    dcoef = np.zeros(y.shape[0])
+    ranks = np.empty(y.shape[0], dtype=np.int64)
+    levels = np.zeros(nq, dtype=np.int64)
+    pairs = np.zeros(nq, dtype=np.int64)
+    for q in prange(nq):
+        lo, hi = qptr[q], qptr[q + 1]
+        r, L = _label_ranks(y[lo:hi])
+        ranks[lo:hi] = r
+        levels[q] = L
+        counts = np.zeros(L + 1, dtype=np.int64)
+        for i in range(hi - lo):
+            counts[r[i]] += 1
+        same = 0
+        for c in counts:
+            same += c * c
+        pairs[q] = ((hi - lo) * (hi - lo) - same) // 2
+    return ranks, levels, pairs
+
+
+@njit(cache=True, parallel=True)
+def pairs_most_violated(s, qptr, ranks, levels, pairs, per_query_average):
+    """All queries: dcoef = sum over swapped pairs of +scale (higher-labelled) / -scale (lower-labelled),
+    scale 1 (svm_rank -l 1) or 1/pairs_q (-l 2); returns dcoef and the summed Delta. ranks, levels, pairs:
+    query_label_ranks of the labels."""
+    nq = qptr.shape[0] - 1
+    dcoef = np.zeros(s.shape[0])
     deltas = np.zeros(nq)
     for q in prange(nq):
         lo, hi = qptr[q], qptr[q + 1]
-        if hi - lo < 2:
+        if pairs[q] == 0:
             continue
-        pairs = count_pairs(y[lo:hi])
-        if pairs == 0:
-            continue
-        above, below = swapped_pair_counts(y[lo:hi], s[lo:hi])
-        scale = 1.0 / pairs if per_query_average else 1.0
+        above = np.empty(hi - lo, dtype=np.int64)
+        below = np.empty(hi - lo, dtype=np.int64)
+        _sweeps(s[lo:hi], ranks[lo:hi], levels[q], above, below)
+        scale = 1.0 / pairs[q] if per_query_average else 1.0
         swapped = 0
         for i in range(hi - lo):
             dcoef[lo + i] = scale * (above[i] - below[i])
