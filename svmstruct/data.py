@@ -65,11 +65,14 @@ _NON_FINITE = re.compile(rb"[+-]?(?:nan|inf|infinity)\Z", re.IGNORECASE)
 COMPACT_ABOVE = 1 << 20
 
 
-def _complete_chunks(f, name: str):
-    """Successive buffers of whole lines (a missing final newline is added), read into one reused
-    bytearray: each yielded memoryview is valid until the next one is requested."""
-    buf = bytearray(CHUNK)
-    kept = 0  # bytes of an unfinished line carried to the front of buf
+def _complete_chunks(f, name: str, buffers: int = 1):
+    """Successive buffers of whole lines (a missing final newline is added), read into `buffers` reused
+    bytearrays in turn: each yielded memoryview stays valid until `buffers` more are requested (no copy,
+    and no fresh memory to fault in for every chunk)."""
+    pool = [bytearray(CHUNK) for _ in range(buffers)]
+    turn = 0
+    buf = pool[0]
+    kept = 0  # bytes of an unfinished line at the front of buf
     while True:
         try:
             got = f.readinto(memoryview(buf)[kept:])
@@ -81,16 +84,21 @@ def _complete_chunks(f, name: str):
             return
         total = kept + got
         cut = buf.rfind(b"\n", 0, total) + 1
-        if cut == 0:  # a line longer than the buffer: grow it (a new buffer: the last chunk may still be in use)
+        if cut == 0:  # a line longer than the buffer: grow it
             kept = total
             if total == len(buf):
                 grown = bytearray(2 * len(buf))
                 grown[:total] = buf[:total]
-                buf = grown
+                buf = pool[turn] = grown
             continue
         yield memoryview(buf)[:cut]
+        turn = (turn + 1) % buffers
+        following = pool[turn]
         kept = total - cut
-        buf[:kept] = buf[cut:total]
+        if len(following) < len(buf):  # keep the grown size: the next line may be as long
+            following = pool[turn] = bytearray(len(buf))
+        following[:kept] = buf[cut:total]
+        buf = following
 
 
 class Docids:
@@ -171,8 +179,8 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
         if path == "-" or isinstance(f, gzip.GzipFile):
             chunks = [bytes(chunk) for chunk in _complete_chunks(f, name)]
             source = lambda: iter(chunks)  # noqa: E731
-        else:
-            source = lambda: (bytes(chunk) for chunk in _complete_chunks(f, name))  # noqa: E731
+        else:  # _in_order holds at most threads + 1 chunks, and the one given to the caller
+            source = lambda: _complete_chunks(f, name, threads + 2)  # noqa: E731
         counts = []  # per chunk: (bytes, rows, feature tokens, physical lines)
         highest = 0
         for buf, (r, z, h, lines_in) in _in_order(pool, threads, _count, source()):
@@ -373,7 +381,7 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
     start = np.empty(row_end, dtype=np.int64)  # indexed by row like the other arrays; only first_row: is used
     end = np.empty(row_end, dtype=np.int64)
     parser.docid_spans(arr, out.comment_start, out.comment_end, first_row, row_end, start, end)
-    docids.extend([buf[a:b] if a >= 0 else b"L%d" % line for a, b, line in
+    docids.extend([bytes(buf[a:b]) if a >= 0 else b"L%d" % line for a, b, line in
                    zip(start[first_row:].tolist(), end[first_row:].tolist(), out.lines[first_row:row_end].tolist())])
     return row_end
 

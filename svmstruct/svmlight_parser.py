@@ -8,8 +8,12 @@ every other token (long mantissas, 'nan', 'inf', garbage) is handed back with it
 caller converts or rejects it with Python's float(), bit for bit the same as Python.
 A malformed line stops the kernel with an error code and the span of the offending token.
 """
+from typing import Any
+
 import numpy as np
 from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
 
 NEWLINE, CR, HASH, SPACE, TAB, COLON = 10, 13, 35, 32, 9, 58
 
@@ -31,6 +35,29 @@ MAX_INDEX = 2**31 - 1  # feature indices are stored 0-based in int32
 CHECK_ONLY = -(2**62)  # fallback slot of a token that is checked but not stored (cost:<number>)
 
 POW10 = np.array([10.0 ** k for k in range(23)])
+QID, SID, COST, DOCID = (np.frombuffer(word, dtype=np.uint8) for word in (b"qid", b"sid", b"cost", b"docid"))
+
+
+def _byte_at(typingctx, buf, p):
+    """buf[p] without numba's wrap-around of negative indices (a compare and a select on every byte read:
+    ~20 % of the parsing time). Positions in this module are never negative; like buf[p] in numba, no
+    bounds check: every caller keeps p < n."""
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        return builder.load(builder.gep(array.data, [args[1]]))
+    return types.uint8(buf, p), codegen
+
+
+_at: Any = intrinsic(_byte_at)  # (Any: the intrinsic's call signature, without typingctx, is unknown to mypy)
+
+
+@njit(cache=True)
+def _spells(buf, k, word):
+    """buf[k:k + len(word)] == word (the caller knows those bytes exist)."""
+    for j in range(word.shape[0]):
+        if _at(buf, k + j) != word[j]:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -39,64 +66,172 @@ def _is_space(c):
 
 
 @njit(cache=True)
-def fast_float(buf, start, end):
-    """(ok, value): the exact double of buf[start:end] if it is a decimal in the fast-path form."""
+def scan_float(buf, start, end):
+    """(ok, stop, value): read a decimal in the fast-path form from buf[start:] up to the first byte that
+    cannot continue it (stop <= end); ok says the bytes read are such a decimal and value is its exact
+    double. The caller decides whether buf[stop] may follow a number."""
     p = start
     negative = False
-    if p < end and (buf[p] == 43 or buf[p] == 45):  # + -
-        negative = buf[p] == 45
+    if p < end and (_at(buf, p) == 43 or _at(buf, p) == 45):  # + -
+        negative = _at(buf, p) == 45
         p += 1
     mantissa = 0
     digits = 0
     exponent = 0
     seen = False
-    while p < end and 48 <= buf[p] <= 57:
-        if digits > 0 or buf[p] != 48:
+    while p < end and 48 <= _at(buf, p) <= 57:
+        if digits > 0 or _at(buf, p) != 48:
             if digits >= 18:
-                return False, 0.0
-            mantissa = mantissa * 10 + (np.int64(buf[p]) - 48)
+                return False, p, 0.0
+            mantissa = mantissa * 10 + (np.int64(_at(buf, p)) - 48)
             digits += 1
         seen = True
         p += 1
-    if p < end and buf[p] == 46:  # .
+    if p < end and _at(buf, p) == 46:  # .
         p += 1
-        while p < end and 48 <= buf[p] <= 57:
-            if digits > 0 or buf[p] != 48:
+        while p < end and 48 <= _at(buf, p) <= 57:
+            if digits > 0 or _at(buf, p) != 48:
                 if digits >= 18:
-                    return False, 0.0
-                mantissa = mantissa * 10 + (np.int64(buf[p]) - 48)
+                    return False, p, 0.0
+                mantissa = mantissa * 10 + (np.int64(_at(buf, p)) - 48)
                 digits += 1
             exponent -= 1
             seen = True
             p += 1
     if not seen:
-        return False, 0.0
-    if p < end and (buf[p] == 101 or buf[p] == 69):  # e E
+        return False, p, 0.0
+    if p < end and (_at(buf, p) == 101 or _at(buf, p) == 69):  # e E
         p += 1
         eneg = False
-        if p < end and (buf[p] == 43 or buf[p] == 45):
-            eneg = buf[p] == 45
+        if p < end and (_at(buf, p) == 43 or _at(buf, p) == 45):
+            eneg = _at(buf, p) == 45
             p += 1
-        if p == end or not (48 <= buf[p] <= 57):
-            return False, 0.0
+        if p == end or not (48 <= _at(buf, p) <= 57):
+            return False, p, 0.0
         e = 0
-        while p < end and 48 <= buf[p] <= 57:
+        while p < end and 48 <= _at(buf, p) <= 57:
             if e < 100000:
-                e = e * 10 + (np.int64(buf[p]) - 48)
+                e = e * 10 + (np.int64(_at(buf, p)) - 48)
             p += 1
         exponent += -e if eneg else e
-    if p != end:
-        return False, 0.0
     if mantissa == 0:
-        return True, -0.0 if negative else 0.0
+        return True, p, -0.0 if negative else 0.0
     if mantissa >= 9007199254740992 or exponent > 22 or exponent < -22:
-        return False, 0.0
+        return False, p, 0.0
     value = float(mantissa)
     if exponent >= 0:
         value = value * POW10[exponent]
     else:
         value = value / POW10[-exponent]
-    return True, -value if negative else value
+    return True, p, -value if negative else value
+
+
+@njit(cache=True)
+def fast_float(buf, start, end):
+    """(ok, value): the exact double of buf[start:end] if it is a decimal in the fast-path form."""
+    ok, stop, value = scan_float(buf, start, end)
+    return ok and stop == end, value
+
+
+@njit(cache=True)
+def _token_ends(buf, p, end):
+    """A token ends at buf[p]: the end, a space, a newline or a comment's '#'."""
+    if p >= end:
+        return True
+    c = _at(buf, p)
+    return _is_space(c) or c == NEWLINE or c == HASH
+
+
+@njit(cache=True)
+def _number(buf, p, end):
+    """(ok, stop, value): a whole token buf[p:stop] that is a decimal in fast-path form, and its double."""
+    ok, stop, value = _plain_decimal(buf, p, end)
+    if not ok or not _token_ends(buf, stop, end):  # e.g. an exponent: the general scan decides
+        ok, stop, value = scan_float(buf, p, end)
+        ok = ok and _token_ends(buf, stop, end)
+    return ok, stop, value
+
+
+@njit(cache=True)
+def _fast_feature(buf, t, end):
+    """(ok, stop, index, value): the feature token `index:value` starting at buf[t], read in one scan,
+    if it is in the common form (1-10 plain digits, an index in 1..MAX_INDEX, a fast-path value). ok
+    False sends the token to the careful path, which reports or converts it."""
+    k = t
+    index = 0
+    while k < end:
+        digit = np.uint8(_at(buf, k) - np.uint8(48))
+        if digit > 9:
+            break
+        index = index * 10 + np.int64(digit)
+        k += 1
+    if k == t or k - t > 10 or k == end or _at(buf, k) != COLON or index < 1 or index > MAX_INDEX:
+        return False, k, 0, 0.0
+    ok, stop, value = _number(buf, k + 1, end)
+    return ok, stop, index, value
+
+
+@njit(cache=True)
+def _fast_qid(buf, t, end):
+    """(ok, stop, qid): the token `qid:<1-18 plain digits>` starting at buf[t], else ok False."""
+    if t + 4 >= end or not _spells(buf, t, QID) or _at(buf, t + 3) != COLON:
+        return False, t, 0
+    k = t + 4
+    value = 0
+    while k < end:
+        digit = np.uint8(_at(buf, k) - np.uint8(48))
+        if digit > 9:
+            break
+        value = value * 10 + np.int64(digit)
+        k += 1
+    if k == t + 4 or k - t - 4 > 18 or not _token_ends(buf, k, end):
+        return False, k, 0
+    return True, k, value
+
+
+@njit(cache=True)
+def _skip_spaces(buf, q, end):
+    while q < end and _is_space(_at(buf, q)):
+        q += 1
+    return q
+
+
+@njit(cache=True)
+def _plain_decimal(buf, p, end):
+    """(ok, stop, value) of `[-]digits[.digits]` with 1-15 digits in all (leading zeros included, so the
+    mantissa is below 2**53 and the value mantissa / 10**fraction_digits is exact) from buf[p:], the
+    commonest form of a value, read with one branch per digit; anything else is left to scan_float."""
+    negative = False
+    if p < end and _at(buf, p) == 45:
+        negative = True
+        p += 1
+    first = p
+    mantissa = 0
+    while p < end:
+        digit = np.uint8(_at(buf, p) - np.uint8(48))  # bytes below '0' wrap around above 9
+        if digit > 9:
+            break
+        mantissa = mantissa * 10 + np.int64(digit)
+        p += 1
+    digits = p - first
+    fraction = 0
+    if p < end and _at(buf, p) == 46:  # .
+        p += 1
+        fraction_start = p
+        while p < end:
+            digit = np.uint8(_at(buf, p) - np.uint8(48))
+            if digit > 9:
+                break
+            mantissa = mantissa * 10 + np.int64(digit)
+            p += 1
+        fraction = p - fraction_start
+        digits += fraction
+    if digits == 0 or digits > 15:
+        return False, p, 0.0
+    value = float(mantissa)
+    if fraction:
+        value = value / POW10[fraction]
+    return True, p, -value if negative else value
 
 
 @njit(cache=True)
@@ -104,14 +239,14 @@ def _parse_int(buf, start, end):
     """(ok, value) of a decimal integer with optional sign (at most 18 digits)."""
     p = start
     negative = False
-    if p < end and (buf[p] == 43 or buf[p] == 45):
-        negative = buf[p] == 45
+    if p < end and (_at(buf, p) == 43 or _at(buf, p) == 45):
+        negative = _at(buf, p) == 45
         p += 1
     if p == end or end - p > 18:
         return False, 0
     v = 0
     while p < end:
-        c = buf[p]
+        c = _at(buf, p)
         if c < 48 or c > 57:
             return False, 0
         v = v * 10 + (np.int64(c) - 48)
@@ -124,26 +259,26 @@ def is_decimal(buf, start, end):
     """buf[start:end] is a plain decimal: [+-] digits [. digits] | [+-] . digits, then [eE [+-] digits]
     (what strtod reads completely; no underscores, no other digits, no spaces, no nan/inf)."""
     p = start
-    if p < end and (buf[p] == 43 or buf[p] == 45):
+    if p < end and (_at(buf, p) == 43 or _at(buf, p) == 45):
         p += 1
     digits = 0
-    while p < end and 48 <= buf[p] <= 57:
+    while p < end and 48 <= _at(buf, p) <= 57:
         p += 1
         digits += 1
-    if p < end and buf[p] == 46:
+    if p < end and _at(buf, p) == 46:
         p += 1
-        while p < end and 48 <= buf[p] <= 57:
+        while p < end and 48 <= _at(buf, p) <= 57:
             p += 1
             digits += 1
     if digits == 0:
         return False
-    if p < end and (buf[p] == 101 or buf[p] == 69):
+    if p < end and (_at(buf, p) == 101 or _at(buf, p) == 69):
         p += 1
-        if p < end and (buf[p] == 43 or buf[p] == 45):
+        if p < end and (_at(buf, p) == 43 or _at(buf, p) == 45):
             p += 1
-        if p == end or not (48 <= buf[p] <= 57):
+        if p == end or not (48 <= _at(buf, p) <= 57):
             return False
-        while p < end and 48 <= buf[p] <= 57:
+        while p < end and 48 <= _at(buf, p) <= 57:
             p += 1
     return p == end
 
@@ -151,17 +286,17 @@ def is_decimal(buf, start, end):
 @njit(cache=True)
 def _next_token(buf, q, end):
     """(start, end) of the next whitespace-separated token of buf[q:end]; start == end if none."""
-    while q < end and _is_space(buf[q]):
+    while q < end and _is_space(_at(buf, q)):
         q += 1
     t = q
-    while q < end and not _is_space(buf[q]):
+    while q < end and not _is_space(_at(buf, q)):
         q += 1
     return t, q
 
 
 @njit(cache=True)
 def _line_end(buf, p, n):
-    while p < n and buf[p] != NEWLINE:
+    while p < n and _at(buf, p) != NEWLINE:
         p += 1
     return p
 
@@ -171,7 +306,7 @@ def _line_and_content_end(buf, p, n):
     """(end of the line starting at p (its newline, or n), end of its data part (its first '#', or the
     line's end)) in one scan."""
     while p < n:
-        c = buf[p]
+        c = _at(buf, p)
         if c == NEWLINE:
             return p, p
         if c == HASH:
@@ -183,7 +318,7 @@ def _line_and_content_end(buf, p, n):
 @njit(cache=True)
 def _has_colon(buf, start, end):
     for r in range(start, end):
-        if buf[r] == COLON:
+        if _at(buf, r) == COLON:
             return True
     return False
 
@@ -192,36 +327,46 @@ def _has_colon(buf, start, end):
 def count_lines(buf, n):
     """(data rows, feature tokens, highest feature index, physical lines) of the complete lines in buf[:n].
 
-    Only counts; parse_lines validates. Feature tokens are those not starting with qid/sid/cost.
+    Only counts; parse_lines validates. Feature tokens are those not starting with qid/sid/cost; the highest
+    index is an upper bound of every index parse_lines may store (equal for a valid file).
     nogil: chunks of a file are counted (and parsed) on several threads."""
     rows = 0
     nnz = 0
     highest = 0
     physical = 0
     p = 0
-    while p < n:
+    while p < n:  # a line; every byte is looked at once
         physical += 1
-        e, c_end = _line_and_content_end(buf, p, n)
-        q = p
         first = True
-        while q < c_end:
-            t, q = _next_token(buf, q, c_end)
-            if t == q:
+        while True:
+            p = _skip_spaces(buf, p, n)
+            if p == n:
                 break
-            if first:
+            c = _at(buf, p)
+            if c == NEWLINE:
+                break
+            if c == HASH:
+                p = _line_end(buf, p, n)
+                break
+            if first:  # the target
                 rows += 1
                 first = False
-                continue
-            if buf[t] == 113 or buf[t] == 115 or buf[t] == 99:  # q s c: qid sid cost
-                continue
-            nnz += 1
-            colon = t
-            while colon < q and buf[colon] != COLON:
-                colon += 1
-            ok, idx = _parse_int(buf, t, colon)
-            if ok and highest < idx <= MAX_INDEX:
-                highest = idx
-        p = e + 1
+            elif c != 113 and c != 115 and c != 99:  # not q s c: a feature token (qid/sid/cost are not)
+                nnz += 1
+                k = p
+                index = 0
+                while k < n and k - p < 18:
+                    digit = np.uint8(_at(buf, k) - np.uint8(48))
+                    if digit > 9:
+                        break
+                    index = index * 10 + np.int64(digit)
+                    k += 1
+                if k > p and k < n and _at(buf, k) == COLON and highest < index <= MAX_INDEX:
+                    highest = index
+                p = k
+            while p < n and not _token_ends(buf, p, n):
+                p += 1
+        p += 1
     return rows, nnz, highest, physical
 
 
@@ -240,31 +385,69 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
     capacity = fallback_pos.shape[0]
     width = X.shape[1]
     while p < n:
-        e, c_end = _line_and_content_end(buf, p, n)
-        if fallback_count + (e - p) // 2 + 2 > capacity:  # this line might not fit: come back with room
-            return FULL, p, line, row, nz, fallback_count, 0, 0, 0
         line += 1
-        t, q = _next_token(buf, p, c_end)
-        if t == q:  # blank or comment-only line
-            p = e + 1
-            continue
-        ok, v = fast_float(buf, t, q)
-        if ok:
+        line_nz = nz
+        last = 0
+        # the common form of a line is read in one scan without looking for its end first: a target, maybe
+        # `qid:<digits>`, features in increasing order; the tokens read here hold no '#' and no newline
+        q = _skip_spaces(buf, p, n)
+        target_read, stop, v = _number(buf, q, n)
+        if target_read:  # a data line (a token): its row exists
             y[row] = v
-        else:
-            fallback_pos[fallback_count] = -1 - row
+            has_qid[row] = False
+            qid[row] = 0
+            q = _skip_spaces(buf, stop, n)
+            ok, stop, v_int = _fast_qid(buf, q, n)
+            if ok:
+                qid[row] = v_int
+                has_qid[row] = True
+                q = stop
+            while True:
+                q = _skip_spaces(buf, q, n)
+                ok, stop, idx, v = _fast_feature(buf, q, n)
+                if not ok or idx <= last:
+                    break
+                last = idx
+                if dense:
+                    X[row, idx - 1] = v
+                else:
+                    indices[nz] = idx - 1
+                    data[nz] = v
+                    nz += 1
+                q = stop
+        # the rest of the line (nothing, a comment, an unusual token, an error) the careful way
+        e, c_end = _line_and_content_end(buf, q, n)
+        if fallback_count + (e - q) // 2 + 2 > capacity:  # the rest might not fit: come back with room
+            return FULL, p, line - 1, row, line_nz, fallback_count, 0, 0, 0
+        if not target_read:
+            t, q = _next_token(buf, q, c_end)
+            if t == q:  # blank or comment-only line
+                p = e + 1
+                continue
+            fallback_pos[fallback_count] = -1 - row  # not in fast-path form: Python converts or rejects it
             fallback_start[fallback_count] = t
             fallback_end[fallback_count] = q
             fallback_count += 1
-        last = 0
-        has_qid[row] = False
-        qid[row] = 0
+            has_qid[row] = False
+            qid[row] = 0
         while True:
+            q = _skip_spaces(buf, q, c_end)
+            ok, stop, idx, v = _fast_feature(buf, q, c_end)
+            if ok and idx > last:  # the common case, read once; anything else takes the careful path below
+                last = idx
+                if dense:
+                    X[row, idx - 1] = v
+                else:
+                    indices[nz] = idx - 1
+                    data[nz] = v
+                    nz += 1
+                q = stop
+                continue
             t, q = _next_token(buf, q, c_end)
             if t == q:
                 break
             colon = t
-            while colon < q and buf[colon] != COLON:
+            while colon < q and _at(buf, colon) != COLON:
                 colon += 1
             if colon == t or colon >= q - 1:
                 return MALFORMED, p, line, row, nz, fallback_count, t, q, last
@@ -272,10 +455,10 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
             # it is done only where its absence is not already known (before any other error and off the
             # fast path), which reports the same error as checking first
             key_len = colon - t
-            if buf[t] == 113 or buf[t] == 115 or buf[t] == 99:  # q s c: maybe qid/sid/cost
+            if _at(buf, t) == 113 or _at(buf, t) == 115 or _at(buf, t) == 99:  # q s c: maybe qid/sid/cost
                 if _has_colon(buf, colon + 1, q):
                     return MALFORMED, p, line, row, nz, fallback_count, t, q, last
-            if key_len == 3 and buf[t] == 113 and buf[t + 1] == 105 and buf[t + 2] == 100:  # qid
+            if key_len == 3 and _spells(buf, t, QID):
                 if has_qid[row] or last > 0:
                     return QID_MISPLACED, p, line, row, nz, fallback_count, t, q, last
                 ok, v_int = _parse_int(buf, colon + 1, q)
@@ -284,8 +467,7 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
                 qid[row] = v_int
                 has_qid[row] = True
                 continue
-            if (key_len == 3 and buf[t] == 115 and buf[t + 1] == 105 and buf[t + 2] == 100) or \
-                    (key_len == 4 and buf[t] == 99 and buf[t + 1] == 111 and buf[t + 2] == 115 and buf[t + 3] == 116):
+            if (key_len == 3 and _spells(buf, t, SID)) or (key_len == 4 and _spells(buf, t, COST)):
                 if last > 0:
                     return OPTION_MISPLACED, p, line, row, nz, fallback_count, t, q, last
                 if key_len == 3:  # sid:<int>
@@ -302,10 +484,10 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
                 continue
             ok, idx = _parse_int(buf, t, colon)
             ok_value, v = fast_float(buf, colon + 1, q)
-            index_error = not ok or buf[t] == 43 or buf[t] == 45 or idx < 1 or idx > MAX_INDEX or idx <= last
+            index_error = not ok or _at(buf, t) == 43 or _at(buf, t) == 45 or idx < 1 or idx > MAX_INDEX or idx <= last
             if (index_error or not ok_value) and _has_colon(buf, colon + 1, q):
                 return MALFORMED, p, line, row, nz, fallback_count, t, q, last
-            if not ok or buf[t] == 43 or buf[t] == 45:
+            if not ok or _at(buf, t) == 43 or _at(buf, t) == 45:
                 if ok:  # a signed index
                     if idx < 1:
                         return INDEX_TOO_SMALL, p, line, row, nz, fallback_count, t, q, last
@@ -355,11 +537,11 @@ def docid_spans(buf, comment_start, comment_end, row0, row1, start, end):
         end[r] = -1
         k = c0
         while k + 5 <= c1:
-            if buf[k] == 100 and buf[k + 1] == 111 and buf[k + 2] == 99 and buf[k + 3] == 105 and buf[k + 4] == 100:
+            if _spells(buf, k, DOCID):
                 j = k + 5
-                while j < c1 and _is_space(buf[j]):
+                while j < c1 and _is_space(_at(buf, j)):
                     j += 1
-                if j < c1 and buf[j] == 61:  # '='
+                if j < c1 and _at(buf, j) == 61:  # '='
                     t, q = _next_token(buf, j + 1, c1)
                     if q > t:
                         start[r], end[r] = t, q
