@@ -54,7 +54,7 @@ clean:
 
 # ---- benchmarks and reports against the original programs (need ../shared)
 .PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle bench-assignment bench-hashed bench-engine bench-dask \
-	bench-startup parity-report
+	bench-startup bench-big parity-report
 bench-perf: install
 	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
 
@@ -104,6 +104,11 @@ bench-startup: install
 # training on Dask: the 1.2M-document synthetic set in 8 shards on local clusters of 1 and 2 workers
 bench-dask: install
 	$(BIN)/python scripts/bench_dask.py --shared $(SHARED) --file exp/big/synth.txt --out exp/dask
+
+# issue #16's large case: the reader's MB/s (kernels, whole file on 1 and 2 threads) and learn -l pairs on
+# 1.2M documents (exp/big/synth.txt, 1.7 GB, generated from ../shared/tools once)
+bench-big: install
+	$(BIN)/python scripts/bench_big.py --shared $(SHARED) --file exp/big/synth.txt
 
 # iterations, oracle calls and time of the plain cutting-plane loop against OCAS's line search
 bench-engine: install
