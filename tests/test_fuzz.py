@@ -276,15 +276,23 @@ def test_round_trip_valid_files(workdir, f, layout, source, n_features, extra):
     assert d.path == ("<stdin>" if source == "stdin" else path)
 
 
-def test_fallback_buffer_refills(workdir):
-    """More than 65536 tokens outside the fast path in one chunk (parse_lines returns FULL and is called again)."""
+@pytest.mark.parametrize("fast_prefix", [False, True])
+def test_fallback_buffer_refills(workdir, fast_prefix):
+    """More than 65536 tokens outside the fast path in one chunk (parse_lines returns FULL and is called again);
+    with fast_prefix every line starts with a target, a qid and features on the fast path, so the kernel comes
+    back in the middle of a line it has partly stored and must parse it again from its start."""
     rng = np.random.default_rng(1)
     rows, out = [], []
-    for r in range(3500):
+    for r in range(4500):  # 17 or 20 such tokens a line, about 2 MB: one chunk
         vals = [f"{rng.random():.20f}" for _ in range(20)]  # 20 significant digits: converted by float()
-        out.append("0.12345678901234567891 " + " ".join(f"{j}:{v}" for j, v in enumerate(vals, 1)) + f" # d{r}\n")
-        rows.append(dict(y="0.12345678901234567891", qid=None, feats=list(enumerate(vals, 1)), docid=f"d{r}",
-                         line=r + 1))
+        if fast_prefix:
+            vals[:3] = ["0.5", "-0.25", "3"]
+            target, qid = "2", r // 10 + 1
+        else:
+            target, qid = "0.12345678901234567891", None
+        prefix = f"{target} " + (f"qid:{qid} " if qid else "")
+        out.append(prefix + " ".join(f"{j}:{v}" for j, v in enumerate(vals, 1)) + f" # d{r}\n")
+        rows.append(dict(y=target, qid=qid, feats=list(enumerate(vals, 1)), docid=f"d{r}", line=r + 1))
     path = put(workdir, "".join(out).encode(), "full.dat")
     for layout in ("sparse", "dense"):
         check_dataset(data.read_svmlight(path, layout=layout), rows)
