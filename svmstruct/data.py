@@ -69,7 +69,7 @@ def _complete_chunks(f, name: str, buffers: int = 1):
     """Successive buffers of whole lines (a missing final newline is added), read into `buffers` reused
     bytearrays in turn: each yielded memoryview stays valid until `buffers` more are requested (no copy,
     and no fresh memory to fault in for every chunk)."""
-    pool = [bytearray(CHUNK) for _ in range(buffers)]
+    pool = [bytearray(CHUNK)]  # grown to `buffers` as needed: a small file touches no more memory than it fills
     turn = 0
     buf = pool[0]
     kept = 0  # bytes of an unfinished line at the front of buf
@@ -93,6 +93,8 @@ def _complete_chunks(f, name: str, buffers: int = 1):
             continue
         yield memoryview(buf)[:cut]
         turn = (turn + 1) % buffers
+        if turn == len(pool):
+            pool.append(bytearray(len(buf)))
         following = pool[turn]
         kept = total - cut
         if len(following) < len(buf):  # keep the grown size: the next line may be as long
