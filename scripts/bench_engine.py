@@ -7,7 +7,9 @@ x C in 0.1, 1, 10 on its synthetic data, 500 iterations at most, in total). Each
 the same run, `line_search=False` (the loop of svm_struct, the baseline) and `line_search=True`
 (Franc & Sonnenburg 2009); grids of five C (MQ2008 S1 map and pairs, corn errorrate) also with each
 C warm-started from the previous one's final state, as api.train_grid does for exact oracles. The table gives
-iterations, oracle calls, seconds and the primal objectives with their relative difference.
+iterations, oracle calls, seconds and the primal objectives with their relative difference; for div, whose
+greedy oracle certifies each run's objective with its own (different) errors, also every model's objective
+measured alike by div_yardstick (the oracle's answers improved by swap local search).
 Usage: python scripts/bench_engine.py [--shared ../shared] [--only NAME-SUBSTRING] [--no-div] [--out DIR]
 """
 import argparse
@@ -16,8 +18,15 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+from numba import njit
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from svmstruct import api, data, train  # noqa: E402
+from svmstruct.diversity import qrels  # noqa: E402
+from svmstruct.diversity.features import candidate_sets, split_scores  # noqa: E402
+from svmstruct.diversity.greedy import select  # noqa: E402
+from svmstruct.losses import div  # noqa: E402
 
 from experiment import require, subset  # noqa: E402
 
@@ -43,6 +52,94 @@ def run(problem, C, eps, line_search, max_iterations=100000, warm_start=None, fi
         return result, calls[0], time.perf_counter() - start
     finally:
         problem.most_violated = oracle
+
+
+@njit(cache=True)
+def _best_swaps(doc_ptr, doc_idx, unit_benefit, doc_benefit, topic_ptr, topic_idx, topic_weight, chosen):
+    """Local search from a subset: while some swap of a chosen document for another raises
+    H = (weight of the subtopics left uncovered) + (benefits of the covered units) + (chosen documents' own
+    benefits), make the best one. Returns how much H rose (>= 0)."""
+    n = doc_ptr.shape[0] - 1
+    inside = np.zeros(n, dtype=np.bool_)
+    units = np.zeros(unit_benefit.shape[0], dtype=np.int64)  # how many chosen documents cover each unit
+    topics = np.zeros(topic_weight.shape[0], dtype=np.int64)
+    for d in chosen:
+        inside[d] = True
+        for p in range(doc_ptr[d], doc_ptr[d + 1]):
+            units[doc_idx[p]] += 1
+        for p in range(topic_ptr[d], topic_ptr[d + 1]):
+            topics[topic_idx[p]] += 1
+    risen = 0.0
+    while True:
+        best, best_out, best_in = 1e-12, -1, -1
+        for out in range(n):
+            if not inside[out]:
+                continue
+            removed = -doc_benefit[out]  # H's change when `out` leaves
+            for p in range(doc_ptr[out], doc_ptr[out + 1]):
+                units[doc_idx[p]] -= 1
+                if units[doc_idx[p]] == 0:
+                    removed -= unit_benefit[doc_idx[p]]
+            for p in range(topic_ptr[out], topic_ptr[out + 1]):
+                topics[topic_idx[p]] -= 1
+                if topics[topic_idx[p]] == 0:
+                    removed += topic_weight[topic_idx[p]]
+            for d in range(n):
+                if inside[d]:
+                    continue
+                gain = removed + doc_benefit[d]
+                for p in range(doc_ptr[d], doc_ptr[d + 1]):
+                    if units[doc_idx[p]] == 0:
+                        gain += unit_benefit[doc_idx[p]]
+                for p in range(topic_ptr[d], topic_ptr[d + 1]):
+                    if topics[topic_idx[p]] == 0:
+                        gain -= topic_weight[topic_idx[p]]
+                if gain > best:
+                    best, best_out, best_in = gain, out, d
+            for p in range(doc_ptr[out], doc_ptr[out + 1]):
+                units[doc_idx[p]] += 1
+            for p in range(topic_ptr[out], topic_ptr[out + 1]):
+                topics[topic_idx[p]] += 1
+        if best_out < 0:
+            return risen
+        risen += best
+        for d, step in ((best_out, -1), (best_in, 1)):
+            inside[d] = step > 0
+            for p in range(doc_ptr[d], doc_ptr[d + 1]):
+                units[doc_idx[p]] += step
+            for p in range(topic_ptr[d], topic_ptr[d + 1]):
+                topics[topic_idx[p]] += step
+
+
+def div_yardstick(dataset, options: dict, problem):
+    """objective(w, C): the primal objective of a div model with each candidate set's slack from the training
+    oracle (greedy on Delta + w.Psi and on w.Psi) improved by local search (best swaps until none helps).
+    Still a lower bound of the true objective, but one yardstick for every engine's model: the objectives
+    the runs report are each certified by their own greedy answers, which err differently from run to run."""
+    config = div.config_from(options)
+    covering = qrels.read_subtopics(options["subtopics"])
+    sets, _, unit_rows = candidate_sets(dataset, config, covering, options["subtopics"])
+    K = int(options["k"])
+
+    def objective(w, C):
+        scores = problem.X @ w
+        dcoef, delta = problem.most_violated(scores)
+        risen = 0.0
+        for cs, _, unit_benefit, doc_benefit in split_scores(scores, sets, unit_rows):
+            best, chosen = -np.inf, None
+            for weight in div.ORACLE_LOSS_WEIGHTS:  # the oracle's own answer, as most_violated picks it
+                picked, covered, loss = select(cs, unit_benefit, doc_benefit, K, loss_weight=weight)
+                violation = loss + float(covered @ unit_benefit) + float(doc_benefit[picked].sum())
+                if chosen is None or violation > best + 1e-12:
+                    best, chosen = violation, picked
+            topics = cs.doc_topics
+            risen += _best_swaps(cs.doc_units.indptr, cs.doc_units.indices, np.ascontiguousarray(unit_benefit),
+                                 np.ascontiguousarray(doc_benefit), topics.indptr, topics.indices,
+                                 cs.topic_weights, chosen)
+        slack = (delta - float(dcoef @ scores) + risen) / problem.n
+        return 0.5 * float(w @ w) + C * max(0.0, slack)
+
+    return objective
 
 
 def cases(shared: Path, with_div: bool):
@@ -95,6 +192,7 @@ def main():
         if args.only not in name:
             continue
         totals = {}
+        yardstick: dict = {}  # div: every engine's models measured alike (div_yardstick)
         # several C on one problem: also warm-started as api.train_grid runs them (exact oracles only: train.py)
         grid = len(runs) > 1 and runs[0][1] != "div"
         for engine, line_search, warm in ENGINES if grid else ENGINES[:2]:
@@ -105,6 +203,7 @@ def main():
                 spec, opts = api.resolve_loss(loss, options)
                 if (id(dataset), loss, str(options)) != previous:  # a new problem: its first C starts cold
                     problem, previous = spec.build(dataset, opts), (id(dataset), loss, str(options))
+                    measure = div_yardstick(dataset, opts, problem) if loss == "div" else None
                     last.clear()
                 epsilon = spec.default_epsilon if eps is None else eps
                 result, n_calls, secs = run(problem, C, epsilon, line_search,
@@ -115,6 +214,8 @@ def main():
                 calls += n_calls
                 seconds += secs
                 primal += result.primal
+                if measure is not None:
+                    yardstick[engine] = yardstick.get(engine, 0.0) + measure(result.w, C)
             totals[engine] = (iterations, calls, seconds, primal)
         base = totals["plain"]
         for engine, (iterations, calls, seconds, primal) in totals.items():
@@ -123,6 +224,11 @@ def main():
                   f"{relative:>10.2e} {ratio:>10.2f}", flush=True)
             table.append(f"| {name} | {engine} | {iterations} | {calls} | {seconds:.2f} | {primal:.6f} | "
                          f"{relative:.2e} | {ratio:.2f} |")
+        for engine, value in yardstick.items():
+            relative = (value - yardstick["plain"]) / abs(yardstick["plain"])
+            print(f"{name:<38} {engine:<15} objective by local search (div_yardstick) {value:.6f} "
+                  f"{relative:>10.2e}", flush=True)
+            table.append(f"| {name}, objective by local search | {engine} | | | | {value:.6f} | {relative:.2e} | |")
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
