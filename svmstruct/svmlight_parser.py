@@ -1,7 +1,9 @@
 """numba kernels that parse SVMlight text (bytes) without Python objects per token.
 
 Two passes over the text: `count_lines` sizes the arrays (rows, nonzeros, highest index), `parse_lines`
-fills them (CSR or dense). Numbers in the common form (optional sign, at most 18 significant digits, optional
+fills them (CSR or dense); each looks at a line's bytes once when the line is in the common form (a target,
+maybe qid:<digits>, increasing index:value tokens), and only the rest of an unusual line takes the careful
+path that validates token by token. Numbers in the common form (optional sign, at most 18 significant digits, optional
 fraction and exponent, mantissa < 2**53, |decimal exponent| <= 22) are converted exactly in the kernel
 (one correctly rounded multiplication or division by an exact power of ten: Clinger's fast path);
 every other token (long mantissas, 'nan', 'inf', garbage) is handed back with its byte span so the
@@ -41,7 +43,7 @@ QID, SID, COST, DOCID = (np.frombuffer(word, dtype=np.uint8) for word in (b"qid"
 def _byte_at(typingctx, buf, p):
     """buf[p] without numba's wrap-around of negative indices (a compare and a select on every byte read:
     ~20 % of the parsing time). Positions in this module are never negative; like buf[p] in numba, no
-    bounds check: every caller keeps p < n."""
+    bounds check: every caller keeps p < n. buf is a contiguous array (np.frombuffer of the text)."""
     def codegen(context, builder, signature, args):
         array = context.make_array(signature.args[0])(context, builder, args[0])
         return builder.load(builder.gep(array.data, [args[1]]))
