@@ -29,6 +29,23 @@ def test_pair_counts_equal_a_quadratic_loop_on_larger_queries():
 
 
 
+def test_query_label_ranks_equal_their_definitions():
+    """Dense label ranks 1..L within each query, L, and the pairs of different labels (a quadratic loop); queries
+    of one document, of one label and of ties included."""
+    rng = np.random.default_rng(3)
+    sizes = [1, 2, 5, 1, 40, 7, 3, 120]
+    qptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    y = rng.integers(0, 4, size=int(qptr[-1])).astype(float)
+    y[qptr[5]:qptr[6]] = 2.0  # one label only
+    ranks, levels, pairs = rank_oracles.query_label_ranks(y, qptr)
+    for q, (lo, hi) in enumerate(zip(qptr[:-1], qptr[1:])):
+        labels = y[lo:hi]
+        distinct = np.unique(labels)
+        assert levels[q] == len(distinct)
+        assert ranks[lo:hi].tolist() == (np.searchsorted(distinct, labels) + 1).tolist()
+        assert pairs[q] == sum(1 for i in range(hi - lo) for j in range(i) if labels[i] != labels[j])
+
+
 def test_fast_map_oracle_equals_algorithm_2_on_large_random_queries():
     rng = np.random.default_rng(8)
     for trial in range(300):
