@@ -24,6 +24,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from experiment import synthetic_ltr, time_v  # noqa: E402
+
 SVM_RANK = {"wall": 65.8, "peak_mb": 1.54 * 1024}  # as measured for issue #16 (svm_rank is not installed here)
 TARGET_WALL = 16.0
 
@@ -84,15 +87,10 @@ def learn(path: Path, runs: int) -> tuple[float, float, str]:
     walls, peaks, log = [], [], ""
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(runs):
-            run = subprocess.run(["/usr/bin/time", "-v", str(Path(sys.executable).parent / "svmstruct"), "learn",
-                                  "-l", "pairs", "-c", "1", str(path), f"{tmp}/big.model"],
-                                 capture_output=True, text=True)
-            if run.returncode != 0:
-                sys.exit(run.stderr[-2000:])
-            m = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", run.stderr)
-            walls.append(int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + float(m.group(3)))
-            peaks.append(int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr).group(1)) / 1024)
-            log = run.stdout + run.stderr
+            log, wall, peak = time_v([str(Path(sys.executable).parent / "svmstruct"), "learn", "-l", "pairs", "-c",
+                                      "1", str(path), f"{tmp}/big.model"])
+            walls.append(wall)
+            peaks.append(peak)
     return statistics.median(walls), max(peaks), log
 
 
@@ -103,15 +101,7 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     path = Path(args.file)
-    if not path.exists():
-        tool = Path(args.shared) / "tools" / "make_synthetic_ltr.py"
-        if not tool.exists():
-            raise SystemExit(f"error: {path} is missing and so is {tool} to make it (../shared beside the repository, "
-                             "or SHARED=... / --shared)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".partial")
-        subprocess.run([sys.executable, str(tool), str(partial), "10000"], check=True)
-        partial.rename(path)
+    synthetic_ltr(path, 10000, Path(args.shared))
     size_mb = path.stat().st_size / 1e6
 
     print(f"{path}: {size_mb:.0f} MB")

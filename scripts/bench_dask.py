@@ -144,14 +144,10 @@ def main():
             print(json.dumps(one_configuration([Path(f) for f in rest[1:]], workers, threads)))
         return
     data, out = Path(args.file), Path(args.out)
-    if not data.exists():
-        tool = Path(args.shared) / "tools" / "make_synthetic_ltr.py"
-        if not tool.exists():
-            raise SystemExit(f"error: this benchmark needs {tool} to generate {data} (the shared data: ../shared "
-                             "beside the repository, or SHARED=... / --shared)")
-        data.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, str(tool), str(data.with_suffix(".partial")), "10000"], check=True)
-        data.with_suffix(".partial").rename(data)
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from experiment import synthetic_ltr  # here: the measured child processes do not import it (nor scipy.stats)
+
+    synthetic_ltr(data, 10000, Path(args.shared))
     files = split(data, args.shards, out)
     shard_mb = max(f.stat().st_size for f in files) / 2**20
     single = child("single", str(data))

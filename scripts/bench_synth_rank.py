@@ -10,22 +10,13 @@ Usage: python scripts/bench_synth_rank.py [--shared ../shared] [--file exp/synth
 import argparse
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def time_v(cmd):
-    run = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
-    if run.returncode != 0:
-        sys.exit(run.stderr[-2000:])
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", run.stderr)
-    seconds = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
-    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr).group(1)) / 1024
-    return run.stderr, seconds, rss
+sys.path.insert(0, str(ROOT / "scripts"))
+from experiment import require, synthetic_ltr, time_v, time_v_figures  # noqa: E402
 
 
 def main():
@@ -35,22 +26,13 @@ def main():
     parser.add_argument("--runs", type=int, default=3, help="timed runs: the median wall time, the highest peak")
     args = parser.parse_args()
     shared, data = Path(args.shared), Path(args.file)
-    for needed in (shared / "tools" / "make_synthetic_ltr.py", shared / "reference" / "synth-2500-rank-c1.learn.log"):
-        if not needed.exists():
-            raise SystemExit(f"error: this benchmark needs {needed} (the shared data: ../shared beside the "
-                             "repository, or SHARED=... / --shared)")
-    if not data.exists():
-        data.parent.mkdir(parents=True, exist_ok=True)
-        tmp = data.with_suffix(".partial")
-        subprocess.run([sys.executable, str(shared / "tools" / "make_synthetic_ltr.py"), str(tmp), "2500"], check=True)
-        tmp.rename(data)
+    require(shared / "tools" / "make_synthetic_ltr.py", shared / "reference" / "synth-2500-rank-c1.learn.log")
+    synthetic_ltr(data, 2500, shared)
     reference = shared / "reference" / "synth-2500-rank-c1"
     ref_log = reference.with_suffix(".learn.log").read_text()
     ref_pval = float(re.search(r"pval=([\d.]+)", ref_log).group(1))
     ref_time = (reference.parent / "synth-2500-rank-c1.time").read_text()
-    m = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", ref_time)
-    ref_wall = int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
-    ref_rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", ref_time).group(1)) / 1024
+    ref_wall, ref_rss = time_v_figures(ref_time)
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [str(Path(sys.executable).parent / "svmstruct"), "learn", "-l", "pairs", "-c", "1", "--float32",
                "--dense",

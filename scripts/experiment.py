@@ -6,6 +6,8 @@ scored. The report (markdown) gives each reported measure per split and its mean
 wins/losses of the base run against every other run over all test queries with Wilcoxon signed-rank
 p-values (scipy), the layout of Yue et al. 2007 (Tables 9-11) and Le & Smola 2007.
 """
+import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,6 +24,33 @@ def require(*paths: Path) -> None:
     if missing:
         raise SystemExit(f"error: this experiment needs {missing[0]} (the shared data: ../shared beside the "
                          "repository, or SHARED=... / --shared)")
+
+
+def time_v_figures(text: str) -> tuple[float, float]:
+    """(wall seconds, peak resident MB) from the report of /usr/bin/time -v."""
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", text)
+    seconds = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
+    return seconds, int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1)) / 1024
+
+
+def time_v(cmd: list) -> tuple[str, float, float]:
+    """Run cmd under /usr/bin/time -v: (its stdout and stderr, wall seconds, peak resident MB); exit on failure."""
+    run = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(run.stderr[-2000:])
+    return run.stdout + run.stderr, *time_v_figures(run.stderr)
+
+
+def synthetic_ltr(path: Path, queries: int, shared: Path) -> None:
+    """Generate ../shared/tools/make_synthetic_ltr.py's file of `queries` queries at path once (if absent)."""
+    if path.exists():
+        return
+    tool = shared / "tools" / "make_synthetic_ltr.py"
+    require(tool)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    subprocess.run([sys.executable, str(tool), str(partial), str(queries)], check=True)
+    partial.rename(path)
 
 
 def mq2008_folds(shared: Path):
