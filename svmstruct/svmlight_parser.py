@@ -372,6 +372,18 @@ def count_lines(buf, n):
     return rows, nnz, highest, physical
 
 
+@njit(cache=True)
+def _store(dense, X, indices, data, row, nz, index, value):
+    """Feature `index` (1-based) of `row` is `value`: X[row, index - 1] (dense) or the CSR entry nz. Returns
+    the next nonzero position."""
+    if dense:
+        X[row, index - 1] = value
+        return nz
+    indices[nz] = index - 1
+    data[nz] = value
+    return nz + 1
+
+
 @njit(cache=True, nogil=True)
 def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qid, has_qid, lines,
                 comment_start, comment_end, fallback_pos, fallback_start, fallback_end, fallback_count):
@@ -410,12 +422,7 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
                 if not ok or idx <= last:
                     break
                 last = idx
-                if dense:
-                    X[row, idx - 1] = v
-                else:
-                    indices[nz] = idx - 1
-                    data[nz] = v
-                    nz += 1
+                nz = _store(dense, X, indices, data, row, nz, idx, v)
                 q = stop
         # the rest of the line (nothing, a comment, an unusual token, an error) the careful way
         e, c_end = _line_and_content_end(buf, q, n)
@@ -437,12 +444,7 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
             ok, stop, idx, v = _fast_feature(buf, q, c_end)
             if ok and idx > last:  # the common case, read once; anything else takes the careful path below
                 last = idx
-                if dense:
-                    X[row, idx - 1] = v
-                else:
-                    indices[nz] = idx - 1
-                    data[nz] = v
-                    nz += 1
+                nz = _store(dense, X, indices, data, row, nz, idx, v)
                 q = stop
                 continue
             t, q = _next_token(buf, q, c_end)
