@@ -221,9 +221,9 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
     X, indptr, indices, values, y, qid, has_qid, lines = (out.X, out.indptr, out.indices, out.values, out.y, out.qid,
                                                           out.has_qid, out.lines)
     _check_single_precision(X if dense else values, dense, indptr, lines, name)
-    whole_file_error = _qid_error(out, rows, name)
-    if whole_file_error is not None:
-        raise whole_file_error
+    mixed = _mixed_qid_error(out, rows, name)  # a reappearing qid: group_queries below says so
+    if mixed is not None:
+        raise mixed
     any_qid = bool(has_qid[0])
     qptr = group_queries(qid, lines, name) if any_qid else np.array([0, rows], dtype=np.int64)
     columns = None
@@ -482,20 +482,24 @@ def largest_magnitude(dataset: Dataset) -> float:
     return float(max(abs(np.max(values)), abs(np.min(values))))  # no |X| copy: X may be most of memory
 
 
+def _mixed_qid_error(out: _Arrays, rows: int, name: str) -> InputError | None:
+    """The error of the first `rows` rows if some of them have a qid and others not."""
+    has_qid = out.has_qid[:rows]
+    if rows == 0 or has_qid.all() or not has_qid.any():
+        return None
+    row = int(np.flatnonzero(has_qid != has_qid[0])[0])
+    return InputError("either every line has a qid or none has", name, int(out.lines[row]))
+
+
 def _qid_error(out: _Arrays, rows: int, name: str) -> InputError | None:
     """The qid error of the first `rows` rows, if any: a qid on some lines only, or a qid that reappears."""
-    has_qid = out.has_qid[:rows]
-    if rows == 0:
-        return None
-    if has_qid.any() and not has_qid.all():
-        row = int(np.flatnonzero(has_qid != has_qid[0])[0])
-        return InputError("either every line has a qid or none has", name, int(out.lines[row]))
-    if has_qid[0]:
+    error = _mixed_qid_error(out, rows, name)
+    if error is None and rows > 0 and out.has_qid[0]:
         try:
             group_queries(out.qid[:rows], out.lines[:rows], name)
         except InputError as e:
             return e
-    return None
+    return error
 
 
 def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:

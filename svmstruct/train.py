@@ -172,7 +172,7 @@ def optimise(
     from that run's working set and best point: cutting planes do not depend on C, the multipliers are
     scaled to the new C, and the stop test is the same certified gap. Ignored for a latent target (the
     CCCP path would depend on the grid) and for an approximate oracle (SVM-div's greedy one: its gap is
-    not a certificate, and warm-started runs stopped at objectives up to 6 % higher in `make bench-engine`).
+    not a certificate: warm-started exp-div runs stopped at objectives up to 6 % higher, measured at stop 19).
     Raises NumericalError when a constraint or the QP cannot be represented in floating point.
     """
     start = time.perf_counter() - (float(resume["seconds"]) if resume is not None else 0.0)
