@@ -46,3 +46,58 @@ def test_tie_average_is_the_mean_over_documents_equal_in_both_keys():
     key1 = np.array([0.0, 1.0, 0.0, 1.0, 0.0])
     key2 = np.array([7.0, 7.0, 7.0, 7.0, 8.0])
     assert dorm_oracles.tie_average(values, key1, key2) == pytest.approx([2.0, 3.0, 2.0, 3.0, 5.0])
+
+
+def test_the_measure_map_sort_equals_the_assignment_with_c_equal_to_a():
+    """With Psi's c equal to the measure's a (the default map) the most violated ranking is a sort by
+    score - b: its value equals the linear assignment's on random queries, ties included."""
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        l = int(rng.integers(2, 80))
+        labels, g = random_query(rng, l, grades=int(rng.integers(2, 6)), ties=trial % 3 == 0)
+        loss_name = ["ndcg@k", "precision@k", "wta", "mwta", "dcg@k", "eru"][trial % 6]
+        a, b = dorm.measure_vectors(loss_name, labels, int(rng.choice([1, 3, 10])), alpha=3.0, neutral=0.0,
+                                    threshold=0.0)
+        c, plan = dorm.query_map(loss_name, dorm.MEASURE_MAP, a, b)
+        assert plan == dorm_oracles.SORT_PLAN and np.array_equal(c, a)
+        pos = dorm_oracles.sort_positions(g, b)
+        exact = dorm_oracles.assignment_oracle(g, a, b, c)
+        assert sorted(pos) == list(range(l))
+        assert dorm_oracles.ranking_value(pos, g, a, b, c) == pytest.approx(
+            dorm_oracles.ranking_value(exact, g, a, b, c), rel=1e-9, abs=1e-9)
+
+
+def first_relevant_value(pos, g, relevant):
+    """1 - 1/p + Psi(pi).g of a ranking under mrr's first-relevant map, written from the definition."""
+    p = 1 + int(pos[relevant].min())
+    return 1.0 - 1.0 / p + float(dorm.first_relevant_map(pos, relevant) @ g)
+
+
+def test_the_first_relevant_oracle_attains_the_best_of_every_ranking():
+    """mrr's own map: the oracle's output is as good as the best of all l! rankings (l <= 7), with graded
+    scores, tied scores and one or several relevant documents."""
+    import itertools
+
+    rng = np.random.default_rng(11)
+    for trial in range(150):
+        l = int(rng.integers(2, 8))
+        relevant = rng.random(l) < rng.choice([0.2, 0.5, 0.8])
+        if not relevant.any() or relevant.all():
+            continue
+        g = rng.normal(size=l) * rng.choice([0.3, 1.0, 3.0])
+        if trial % 3 == 0:
+            g = np.round(g)
+        coef, p = dorm_oracles.mrr_first_oracle(g, relevant)
+        value = 1.0 - 1.0 / p + float(coef @ g)
+        best = max(first_relevant_value(np.array(perm), g, relevant) for perm in itertools.permutations(range(l)))
+        assert value == pytest.approx(best, rel=1e-12, abs=1e-12)
+        assert coef.sum() == pytest.approx(1.0)  # the weights of the first-relevant map sum to 1
+
+
+def test_the_first_relevant_target_is_the_best_relevant_document_sharing_ties():
+    b = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
+    g = np.array([9.0, 2.0, 5.0, 7.0, 5.0])
+    plan = dorm_oracles.MRR_FIRST_PLAN
+    assert dorm_oracles.target_coefficients(b, g, np.zeros(5), plan) == pytest.approx([0, 0, 0.5, 0, 0.5])
+    assert dorm_oracles.target_coefficients(b, np.zeros(5), np.zeros(5), plan) == pytest.approx([0, 1 / 3, 1 / 3, 0,
+                                                                                                    1 / 3])

@@ -1,18 +1,28 @@
 """DORM: direct optimisation of ranking measures (Le & Smola 2007). Examples are queries.
 
-Psi(x, pi) = sum_i c_{pi(i)} phi(d_i) with a decreasing position weight c (eq. 20), so prediction is a
-sort by w.phi; Delta(y, pi) = <a(1), b(y)> - <a(pi), b(y)> (eq. 17) for the measure's position vector a
-and document vector b (eqs. 9-16); the most violated ranking is the assignment of eq. 24
-(dorm_oracles). `mrr` is 1 - 1/rank of the first relevant document (label > rel_threshold), as `eval`
-scores it; with one relevant document that is eq. 10, with several it is not of the form <a(pi), b>, and
-its own exact oracle tries every rank of the first relevant document.
+Delta(y, pi) = <a(1), b(y)> - <a(pi), b(y)> (eq. 17) for the measure's position vector a and document
+vector b (eqs. 9-16). `mrr` is 1 - 1/rank of the first relevant document (label > rel_threshold), as
+`eval` scores it; with one relevant document that is eq. 10, with several it is not of the form <a(pi), b>.
+
+The joint feature map (`--position-weights`):
+- `measure` (default): the measure's own map. For the <a, b> measures Psi(x, pi) = sum_i a_{pi(i)} phi(d_i),
+  c = a: the positions Psi weighs are exactly those Delta counts, with the measure's weights, and the most
+  violated ranking is a sort by score - b (dorm_oracles, SORT_PLAN). For `mrr`, the first-relevant map
+  (dorm_oracles, MRR_FIRST_PLAN): the documents above the first relevant one and that one, weighted by
+  how much each costs in reciprocal rank.
+- `pow:D`, `log`, `loglog`: Le & Smola's map (eq. 20), a decreasing c over every position of the list.
+  Delta ignores positions beyond the cut-off k but Psi does not, so a ranking that keeps the high-scoring
+  documents near the top but no relevant one in the top k costs the full loss at a small margin; on long
+  lists (~100 candidates or more) the optimum is then w ~ 0 for ndcg@10, precision@10 or mrr (README,
+  "Listwise losses on long lists"). Kept for fidelity with the paper.
 
 The correct output y: every ranking that sorts the documents by the measure's gain b is ideal (Delta 0),
 whatever the order among documents of equal gain. A target built from one arbitrary order (the file's)
 asks w to reproduce that order with a margin, which no w can do on real data: the optimum collapses to
 w ~ 0 (slack = the loss at w = 0). So the order inside a gain level is a latent variable: Psi(x, y) is
 that of the ideal ranking most compatible with w (inside a gain level, by score; documents equal in
-gain and score share the mean of their positions' c), trained by CCCP (train.py; Yu & Joachims 2009).
+gain and score share the mean of their positions' c; for mrr's own map, the relevant document of highest
+score at the top), trained by CCCP (train.py; Yu & Joachims 2009).
 At w = 0 this is Psi averaged over the orders inside each level. The oracle's ranking is likewise
 averaged over documents equal in gain and score, so nothing depends on the order of the input lines.
 
@@ -30,9 +40,11 @@ from svmstruct.losses.base import Loss
 from svmstruct.options import REL_THRESHOLD, K, Option, above
 from svmstruct.problem import Reference, TrainingProblem
 
+MEASURE_MAP = "measure"
+
 
 def position_weights(spec: str, l: int) -> np.ndarray:
-    """c for positions 1..l: `pow:D` (i+1)^-D, `log` 1/ln(i+2), `loglog` 1/ln ln(i+2)."""
+    """c for positions 1..l of Le & Smola's map: `pow:D` (i+1)^-D, `log` 1/ln(i+2), `loglog` 1/ln ln(i+2)."""
     i = np.arange(1, l + 1, dtype=float)
     if spec.startswith("pow:"):
         try:
@@ -46,10 +58,12 @@ def position_weights(spec: str, l: int) -> np.ndarray:
         return 1.0 / np.log(i + 2)
     if spec == "loglog":
         return 1.0 / np.log(np.log(i + 2))
-    raise InputError(f"unknown --position-weights '{spec}' (pow:D, log, loglog)")
+    raise InputError(f"unknown --position-weights '{spec}' ({MEASURE_MAP}, pow:D, log, loglog)")
 
 
 def _check_position_weights(spec: str) -> str | None:
+    if spec == MEASURE_MAP:
+        return None
     try:
         position_weights(spec, 2)
     except InputError as e:
@@ -58,8 +72,10 @@ def _check_position_weights(spec: str) -> str | None:
 
 
 POSITION_WEIGHTS = Option("position_weights", ("--position-weights",), "str",
-                          "the decreasing position weights c of Psi: pow:D ((i+1)^-D), log (1/ln(i+2)) or loglog "
-                          "(1/ln ln(i+2))", default="pow:0.5", check=_check_position_weights, metavar="W")
+                          "the joint feature map: measure (the measure's own position weights; mrr: the "
+                          "first-relevant map) or Le & Smola's decreasing weights c over the whole list, pow:D "
+                          "((i+1)^-D), log (1/ln(i+2)) or loglog (1/ln ln(i+2))", default=MEASURE_MAP,
+                          check=_check_position_weights, metavar="W")
 ERU_ALPHA = Option("eru_alpha", ("--eru-alpha",), "float", "the viewing half-life alpha of ERU", default=5.0,
                    check=above(1.0), metavar="A")
 ERU_NEUTRAL = Option("eru_neutral", ("--eru-neutral",), "float", "the neutral vote d of ERU", default=0.0,
@@ -133,15 +149,20 @@ def oracle_plan(a, b) -> int:
     return -1
 
 
-def most_violated_ranking(g, a, b, c, plan=None):
-    """Positions (0-based) of the most violated ranking of one query (exact; see oracle_plan)."""
-    return dorm_oracles.query_most_violated(g, a, b, c, oracle_plan(a, b) if plan is None else plan)[0]
+def query_map(name: str, spec: str, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
+    """(c over the query's positions, the oracle's plan) of the joint feature map `spec` for one query."""
+    if spec == MEASURE_MAP:
+        if name == "mrr":
+            return np.zeros(len(b)), dorm_oracles.MRR_FIRST_PLAN
+        return a.copy(), dorm_oracles.SORT_PLAN
+    c = position_weights(spec, len(b))
+    return c, dorm_oracles.MRR_PLAN if name == "mrr" else oracle_plan(a, b)
 
 
 def _builder(name: str):
     def build(data, opts: dict) -> TrainingProblem:
         k = int(opts.get("k") or 10)
-        spec = opts.get("position_weights") or "pow:0.5"
+        spec = opts.get("position_weights") or MEASURE_MAP
         alpha = float(opts.get("eru_alpha") or 5.0)
         neutral = float(opts.get("eru_neutral") or 0.0)
         threshold = float(opts.get("rel_threshold") or 0.0)
@@ -157,13 +178,13 @@ def _builder(name: str):
                 a, b = measure_vectors(name, labels, k, alpha, neutral, threshold)
             if not np.any(b) or np.all(b == b[0]):
                 continue
-            c = position_weights(spec, hi - lo)
+            c, plan = query_map(name, spec, a, b)
             a_rows[lo:hi], b_rows[lo:hi], c_rows[lo:hi] = a, b, c
-            target_rows[lo:hi] = dorm_oracles.ideal_coefficients(b, np.zeros(hi - lo), c)
+            target_rows[lo:hi] = dorm_oracles.target_coefficients(b, np.zeros(hi - lo), c, plan)
             los.append(lo)
             his.append(hi)
             best.append(1.0 if name == "mrr" else float(a @ np.sort(b)[::-1]))
-            plans.append(dorm_oracles.MRR_PLAN if name == "mrr" else oracle_plan(a, b))
+            plans.append(plan)
         if not los:
             raise InputError("no query has documents that the measure can tell apart", data.path)
         starts, ends = np.array(los, dtype=np.int64), np.array(his, dtype=np.int64)
@@ -179,31 +200,50 @@ def _builder(name: str):
         def latent_target(scores):
             shift = np.zeros(n_docs)
             dorm_oracles.latent_shift_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, b_rows,
-                                          c_rows, target_rows, shift)
+                                          c_rows, target_rows, plan_codes, shift)
             return shift
 
         return TrainingProblem(data.X, len(los), most_violated, skipped=data.n_examples - len(los),
                                info={"queries": data.n_examples, "position_weights": spec},
                                latent_target=latent_target,
-                               reference=_reference(name, list(zip(los, his)), a_rows, b_rows, c_rows))
+                               reference=_reference(name, list(zip(los, his)), a_rows, b_rows, c_rows,
+                                                    name == "mrr" and spec == MEASURE_MAP))
 
     return build
 
 
-def _reference(name: str, queries: list, a_rows, b_rows, c_rows) -> Reference:
+def first_relevant_map(pos: np.ndarray, relevant: np.ndarray) -> np.ndarray:
+    """Psi coefficients of a ranking (positions, 0-based) under mrr's first-relevant map: 1/j - 1/(j+1) for
+    the document at rank j above the first relevant one, 1/p for that one (at rank p)."""
+    p = 1 + int(pos[relevant].min())
+    coef = np.zeros(len(pos))
+    for i, j in enumerate(pos + 1):
+        if j < p:
+            coef[i] = 1.0 / j - 1.0 / (j + 1)
+        elif j == p:
+            coef[i] = 1.0 / p
+    return coef
+
+
+def _reference(name: str, queries: list, a_rows, b_rows, c_rows, first_relevant: bool) -> Reference:
     """Outputs: a ranking (each document's position). Psi(x, pi) = sum_i c_pi(i) phi_i (eq. 20) against
     the target at w = 0: every document gets the mean c over the positions its gain level occupies in the
-    ideal order (see the module docstring); Delta = <a(1), b> - <a(pi), b> (eq. 17), for mrr 1 - 1/rank
-    of the first relevant document."""
+    ideal order (see the module docstring); for mrr's first-relevant map, Psi as first_relevant_map and the
+    target at w = 0 gives each relevant document 1/#relevant. Delta = <a(1), b> - <a(pi), b> (eq. 17), for
+    mrr 1 - 1/rank of the first relevant document."""
 
     def constraint(e, out):
         lo, hi = queries[e]
         b, c = b_rows[lo:hi], c_rows[lo:hi]
         pos = np.asarray(out)
         ideal = np.sort(b)[::-1]
-        target = np.array([c[ideal == level].mean() for level in b])
         dcoef = np.zeros(len(b_rows))
-        dcoef[lo:hi] = target - c[pos]
+        if first_relevant:
+            relevant = b > 0
+            dcoef[lo:hi] = relevant / relevant.sum() - first_relevant_map(pos, relevant)
+        else:
+            target = np.array([c[ideal == level].mean() for level in b])
+            dcoef[lo:hi] = target - c[pos]
         if name == "mrr":
             return dcoef, 1.0 - 1.0 / (1 + int(pos[b > 0].min()))
         a = a_rows[lo:hi]

@@ -2,7 +2,10 @@
 sum_i c_{pi(i)} g_i - a_{pi(i)} b_i, with g the scores, c the decreasing position weights of Psi, and
 a (positions), b (documents) the measure's vectors (Delta = <a(1), b> - <a(pi), b>, eq. 17).
 
-Two exact solvers:
+Exact solvers, chosen per query by a plan code:
+- SORT_PLAN, the measure's own map (c = a, svmstruct's default): the objective is
+  sum_i a_{pi(i)} (g_i - b_i), so by the rearrangement inequality (a non-increasing) the documents sorted
+  by g - b are a maximiser: O(l log l).
 - the linear assignment problem C_ij = c_j g_i - a_j b_i (O(l^3)): `assignment_positions` in numba
   (losses/assignment.py), and `assignment_oracle` with scipy.optimize.linear_sum_assignment, the
   reference the tests hold it to.
@@ -18,6 +21,17 @@ Two exact solvers:
   C(k+L, L) reachable states are visited), plus for each of the C(k+L-1, L-1) full states the value of
   the sorted tail, O(l) each. Time O(l C(k+L-1, L-1)) per query: O(l k) for binary relevance,
   O(l k^2) for three grades, O(l k^4 / 24) for five — against O(l^3) for the assignment.
+- MRR_PLAN: the reciprocal rank with a positional c (Le & Smola's map), O(l^2) (`mrr_oracle`).
+- MRR_FIRST_PLAN: the reciprocal rank with its own map, the first-relevant map
+      Psi(x, pi) = sum_{j < p} d_j phi_{pi(j)} + (1/p) phi_{pi(p)},   d_j = 1/j - 1/(j + 1),
+  p the rank of the first relevant document (the weights sum to 1; every correct ranking, p = 1, maps to
+  the features of its top document). 1 - 1/p = sum_{j<p} d_j, so the loss-augmented value of a ranking
+  with first relevant r is sum_{j<p} d_j (1 + g_{pi(j)} - g_r) + g_r: the best r is the relevant
+  document of highest score, the documents above it the non-relevant ones in score order, and p - 1
+  the number of them with g > g_r - 1 (the terms decrease): O(l log l) (`mrr_first_oracle`).
+
+Every solver returns the Psi coefficient of each document (c of its position for the positional maps),
+so that most_violated_all forms dcoef = target - coefficients whatever the map.
 """
 import numpy as np
 from numba import njit, prange
@@ -26,8 +40,11 @@ from svmstruct.losses.assignment import assignment_positions
 
 # the dynamic program's table is kept below this many states; larger cases go to the assignment
 MAX_STATES = 2_000_000
-# query_most_violated's plan for the reciprocal rank (the other plans: -1 assignment, 0 sort, k > 0 program)
+# query_most_violated's plans besides -1 (assignment), 0 (sort by score: no position matters) and k > 0 (the
+# truncated program with cut-off k); see the module docstring
 MRR_PLAN = -2
+SORT_PLAN = -3
+MRR_FIRST_PLAN = -4
 
 
 def assignment_oracle(g, a, b, c):
@@ -253,6 +270,61 @@ def ideal_coefficients(labels, scores, c):
 
 
 @njit(cache=True)
+def sort_positions(g, b):
+    """Positions maximising sum_i a_{pos_i} (g_i - b_i) for any non-increasing a: by g - b descending
+    (ties in the order given)."""
+    l = g.shape[0]
+    ranked = np.argsort(-(g - b), kind="mergesort")
+    pos = np.empty(l, dtype=np.int64)
+    for j in range(l):
+        pos[ranked[j]] = j
+    return pos
+
+
+@njit(cache=True)
+def mrr_first_oracle(g, relevant):
+    """(Psi coefficient of every document, rank p of the first relevant one) of the ranking maximising
+    1 - 1/p + w.Psi under the first-relevant map (module docstring): the relevant document of highest g
+    (the first in the order given among equal ones) gets 1/p, the p - 1 non-relevant documents of
+    highest g with g > g_r - 1 get d_1, d_2, ... in g order. Requires a relevant document."""
+    l = g.shape[0]
+    best = -1
+    for i in range(l):
+        if relevant[i] and (best < 0 or g[i] > g[best]):
+            best = i
+    coef = np.zeros(l)
+    by_g = np.argsort(-g, kind="mergesort")
+    j = 0
+    for r in range(l):
+        i = by_g[r]
+        if relevant[i]:
+            continue
+        if not g[i] > g[best] - 1.0:  # the terms d_j (1 + g_i - g_r) decrease: the rest are <= 0
+            break
+        j += 1
+        coef[i] = 1.0 / j - 1.0 / (j + 1)
+    coef[best] = 1.0 / (j + 1)
+    return coef, j + 1
+
+
+@njit(cache=True)
+def target_coefficients(b, g, c, plan):
+    """Psi coefficients of the correct output most compatible with the scores g (svmstruct's latent
+    target): the ideal ranking (ideal_coefficients) for the positional maps; for MRR_FIRST_PLAN the
+    relevant document of highest score at the top (weight 1, shared by relevant documents equal in score)."""
+    if plan != MRR_FIRST_PLAN:
+        return ideal_coefficients(b, g, c)
+    l = g.shape[0]
+    best = -1
+    for i in range(l):
+        if b[i] > 0 and (best < 0 or g[i] > g[best]):
+            best = i
+    top = np.zeros(l)
+    top[best] = 1.0
+    return tie_average(top, b, g)
+
+
+@njit(cache=True)
 def _canonical_order(g, b):
     """Documents by (b, g) ascending: documents equal in both are indistinguishable to the oracle."""
     order = np.argsort(g, kind="mergesort")
@@ -261,18 +333,28 @@ def _canonical_order(g, b):
 
 @njit(cache=True)
 def query_most_violated(g, a, b, c, plan):
-    """The most violated ranking of one query (positions, 0-based) and its loss Delta.
+    """The most violated output of one query: (Psi coefficient of every document, the measure's value
+    <a(pi), b>, or 1/p for the reciprocal-rank plans).
 
-    plan: -1 linear assignment, 0 sort by score (no position matters), k > 0 the truncated dynamic
-    program with cut-off k, MRR_PLAN the reciprocal-rank oracle (b = relevant). The oracle sees the
-    documents in the canonical order of (b, g), never the order of the input lines.
+    plan: SORT_PLAN sort by g - b (c = a), -1 linear assignment, 0 sort by score (no position matters),
+    k > 0 the truncated dynamic program with cut-off k, MRR_PLAN the reciprocal-rank oracle with a
+    positional c, MRR_FIRST_PLAN the first-relevant map (b = relevant). The oracle sees the documents in
+    the canonical order of (b, g), never the order of the input lines.
     """
     l = g.shape[0]
     order = _canonical_order(g, b)
     gc = g[order]
     bc = b[order]
+    coef = np.empty(l)
+    if plan == MRR_FIRST_PLAN:
+        coefc, first = mrr_first_oracle(gc, bc > 0)
+        for t in range(l):
+            coef[order[t]] = coefc[t]
+        return coef, 1.0 / first
     if plan == MRR_PLAN:
         posc = mrr_oracle(gc, bc > 0, c)
+    elif plan == SORT_PLAN:
+        posc = sort_positions(gc, bc)
     elif plan == 0:
         posc = np.empty(l, dtype=np.int64)
         ranked = np.argsort(-gc, kind="mergesort")
@@ -285,44 +367,42 @@ def query_most_violated(g, a, b, c, plan):
     pos = np.empty(l, dtype=np.int64)
     for t in range(l):
         pos[order[t]] = posc[t]
+        coef[order[t]] = c[posc[t]]
     if plan == MRR_PLAN:
         first = l
         for i in range(l):
             if b[i] > 0 and pos[i] < first:
                 first = pos[i]
-        value = 1.0 / (first + 1)
-    else:
-        value = 0.0
-        for i in range(l):
-            value += a[pos[i]] * b[i]
-    return pos, value
+        return coef, 1.0 / (first + 1)
+    value = 0.0
+    for i in range(l):
+        value += a[pos[i]] * b[i]
+    return coef, value
 
 
 @njit(cache=True, parallel=True)
 def most_violated_all(scores, los, his, a_rows, b_rows, c_rows, target_rows, best, plans, dcoef, deltas):
-    """Every query's most violated ranking (in parallel over queries, results independent of the thread
-    count): dcoef = c of the target - c of the ranking (averaged over documents equal in b and score),
-    deltas[q] = Delta of query q. a_rows/c_rows hold query q's position vectors at rows los[q]:his[q]."""
+    """Every query's most violated output (in parallel over queries, results independent of the thread
+    count): dcoef = Psi coefficients of the target - those of the output (averaged over documents equal
+    in b and score), deltas[q] = Delta of query q. a_rows/c_rows hold query q's position vectors at rows
+    los[q]:his[q]."""
     for q in prange(los.shape[0]):
         lo, hi = los[q], his[q]
         g = scores[lo:hi]
         b = b_rows[lo:hi]
-        c = c_rows[lo:hi]
-        pos, value = query_most_violated(g, a_rows[lo:hi], b, c, plans[q])
-        at = np.empty(hi - lo)
-        for i in range(hi - lo):
-            at[i] = c[pos[i]]
-        averaged = tie_average(at, b, g)
+        coef, value = query_most_violated(g, a_rows[lo:hi], b, c_rows[lo:hi], plans[q])
+        averaged = tie_average(coef, b, g)
         for i in range(hi - lo):
             dcoef[lo + i] = target_rows[lo + i] - averaged[i]
         deltas[q] = best[q] - value
 
 
 @njit(cache=True, parallel=True)
-def latent_shift_all(scores, los, his, b_rows, c_rows, target_rows, shift):
-    """shift = c of the ideal ranking most compatible with the scores - c of the w = 0 target, per row."""
+def latent_shift_all(scores, los, his, b_rows, c_rows, target_rows, plans, shift):
+    """shift = Psi coefficients of the correct output most compatible with the scores (target_coefficients)
+    - those of the w = 0 target, per row."""
     for q in prange(los.shape[0]):
         lo, hi = los[q], his[q]
-        ideal = ideal_coefficients(b_rows[lo:hi], scores[lo:hi], c_rows[lo:hi])
+        ideal = target_coefficients(b_rows[lo:hi], scores[lo:hi], c_rows[lo:hi], plans[q])
         for i in range(hi - lo):
             shift[lo + i] = ideal[i] - target_rows[lo + i]
