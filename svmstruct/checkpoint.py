@@ -13,7 +13,7 @@ import numpy as np
 
 from svmstruct.errors import InputError, OutputError
 
-FORMAT = 1
+FORMAT = 2  # 2: the state holds value_zero (the slack at w = 0)
 OPTIONAL = ("w_imputed", "duals")  # None in the state: absent from the file
 
 
@@ -56,6 +56,9 @@ def load(path: str, signature: dict) -> dict:
     except (KeyError, ValueError):
         raise InputError("not a checkpoint written by svmstruct learn --checkpoint", path) from None
     ours = {"format": FORMAT, **json.loads(json.dumps(signature, default=str))}
+    if isinstance(theirs, dict) and theirs.get("format") != FORMAT:
+        raise InputError(f"the checkpoint was written by another version of svmstruct (format {theirs.get('format')}, "
+                         f"this one reads {FORMAT}): start without --resume", path)
     if theirs != ours:
         differ = sorted(key for key in set(theirs) | set(ours) if theirs.get(key) != ours.get(key))
         raise InputError(f"the checkpoint belongs to another run ({', '.join(differ)} differ): resume with the "

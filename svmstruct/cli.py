@@ -171,6 +171,10 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
         warn(f"training stopped before convergence ({result.status}) after {result.iterations} iterations; "
              f"duality gap {result.primal - result.dual:.6g}"
              + (f"; continue with --checkpoint {checkpoint_file} --resume" if checkpoint_file else ""))
+    if not result.learned:
+        from svmstruct import train
+
+        warn(train.not_learned(result))
     if not (np.all(np.isfinite(trained.w)) and np.isfinite(trained.threshold)):
         raise NumericalError("the trained weights are not finite (feature values too large?): no model written")
     trained.save(model_file, model_format)

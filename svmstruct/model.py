@@ -296,7 +296,10 @@ def from_training(loss, opts: dict, dataset, problem, result, C: float, epsilon:
         primal=float(result.primal),
         dual=float(result.dual),
         xi=float(result.xi),
+        objective_at_zero=float(result.zero_objective),
     )
+    if not result.learned:  # within train.MIN_GAIN of the objective at w = 0 (the warning `learn` prints)
+        header["did_not_learn"] = 1
     if loss.predict is None:  # classify writes w.x - b (svmstruct.quick may score it without numba)
         header["output"] = "scores"
     options = {k: v for k, v in sorted(opts.items()) if v is not None and v is not False and k != "bias"}

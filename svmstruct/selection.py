@@ -57,7 +57,7 @@ def select_model(models, validation, measure: str, rel_threshold: float = 0.0, l
         points.append(GridPoint(C, value, result, trained))
         if log:
             log(f"C {C:<10g} validation {measure} {value:.4f}  iterations {result.iterations}  "
-                f"pval {result.primal:.5f}")
+                f"pval {result.primal:.5f}" + ("" if result.learned else "  (did not learn: w ~ 0)"))
     best = best_of(points, measure)
     best.model.header.update(selected_by=measure, validation_value=float(best.value),
                              grid=",".join(f"{p.C:g}" for p in points))

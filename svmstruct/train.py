@@ -42,6 +42,8 @@ MAX_OUTER = 100
 OUTER_TOLERANCE = 1e-6
 # iterations in a row without progress (see train) before giving up
 STALL_LIMIT = 10
+# a run whose objective is less than this fraction below the objective at w = 0 did not learn (TrainResult.learned)
+MIN_GAIN = 0.01
 
 
 @dataclass
@@ -58,6 +60,17 @@ class TrainResult:
     history: list = field(default_factory=list)
     outer_steps: int = 0  # re-imputations of a latent target (0 for ordinary problems)
     status: str = "converged"  # converged | iteration limit | stalled
+    zero_objective: float = float("nan")  # the objective at w = 0, C times the slack there (the loop's start)
+
+    @property
+    def gain(self) -> float:
+        """How far training went below the objective at w = 0, relative to it (nan when that is 0)."""
+        return (self.zero_objective - self.primal) / self.zero_objective if self.zero_objective > 0 else float("nan")
+
+    @property
+    def learned(self) -> bool:
+        """False when training gained less than MIN_GAIN over w = 0: the model is w = 0 or close to it."""
+        return not self.gain < MIN_GAIN
 
 
 class _WorkingSet:
@@ -173,6 +186,9 @@ def optimise(
     scaled to the new C, and the stop test is the same certified gap. Ignored for a latent target (the
     CCCP path would depend on the grid) and for an approximate oracle (SVM-div's greedy one: its gap is
     not a certificate: warm-started exp-div runs stopped at objectives up to 6 % higher, measured at stop 19).
+    The loop never returns a point whose objective is above that at w = 0, its start: a run that ends
+    there (a latent target's CCCP steps, or the plain loop's w_t, are certified only to C * epsilon)
+    returns w = 0 with that objective, and TrainResult.learned says whether training gained at least MIN_GAIN.
     Raises NumericalError when a constraint or the QP cannot be represented in floating point.
     """
     start = time.perf_counter() - (float(resume["seconds"]) if resume is not None else 0.0)
@@ -200,7 +216,8 @@ def optimise(
     def state(cuts: list) -> dict:
         """What `resume` needs to go on from the end of this iteration."""
         return dict(n=n, dim=dim, C=C, epsilon=eps, A=ws.A, b=ws.b, idle=ws.idle, alpha=alpha, duals=duals,
-                    dual=dual, w_best=w_best, w_t=w_t, w_imputed=w_imputed, value_best=value_best, primal=primal,
+                    dual=dual, w_best=w_best, w_t=w_t, w_imputed=w_imputed, value_best=value_best,
+                    value_zero=value_zero, primal=primal,
                     cuts=np.asarray(cuts, dtype=float), iteration=iteration, added=added, stalled=stalled, outer=outer,
                     outer_primal=outer_primal, seconds=time.perf_counter() - start)
 
@@ -222,6 +239,7 @@ def optimise(
         cuts = [float(step) for step in resume["cuts"]]
         iteration, added, stalled = int(resume["iteration"]), int(resume["added"]), int(resume["stalled"])
         outer, outer_primal = int(resume["outer"]), float(resume["outer_primal"])
+        value_zero = float(resume["value_zero"])
         evaluator.restore(w_best, w_t, w_imputed)
     elif warm_start is not None and outline.exact and not outline.latent:
         for a, b in zip(warm_start["A"], warm_start["b"]):
@@ -230,12 +248,13 @@ def optimise(
         alpha = np.asarray(warm_start["alpha"]) * (C / float(warm_start["C"]))  # feasible: sum <= C
         w_best, w_t = warm_start["w_best"], warm_start["w_t"]
         value_best = float(warm_start["value_best"])  # the slack at w_b does not depend on C
+        value_zero = float(warm_start["value_zero"])  # nor that at w = 0
         primal = 0.5 * float(w_best @ w_best) + C * max(0.0, value_best)
         cuts, iteration = [], 0
         evaluator.restore(w_best, w_t, None)
     else:  # w_b = 0: its objective, and the first cutting plane there
         w_best = np.zeros(dim)
-        value_best = start_at_best()
+        value_best = value_zero = start_at_best()
         primal = C * max(0.0, value_best)
         cuts = [0.0]  # steps of the segment whose answers become cutting planes
         iteration = 0
@@ -318,6 +337,9 @@ def optimise(
             break
     if finished:
         finished(state([]))
+    zero_objective = C * max(0.0, value_zero)
+    if primal > zero_objective:  # never worse than the start
+        w_best, primal = np.zeros(dim), zero_objective
     xi = max(0.0, (primal - 0.5 * float(w_best @ w_best)) / C)
     return TrainResult(
         w=w_best,
@@ -332,6 +354,7 @@ def optimise(
         history=history,
         outer_steps=outer,
         status=status,
+        zero_objective=zero_objective,
     )
 
 
@@ -419,6 +442,13 @@ def _check_finite(a: np.ndarray, b: float) -> None:
             "a constraint vector overflows double precision (its entries reach "
             f"{biggest:.3g}{' and beyond' if not np.all(np.isfinite(a)) else ''}): the feature values are too large; "
             "scale them (e.g. to [0, 1] per feature)")
+
+
+def not_learned(result: TrainResult) -> str:
+    """The one-line warning of a run that did not learn (TrainResult.learned is False)."""
+    return (f"training gained {100 * max(result.gain, 0.0):.2g} % over w = 0 (objective {result.primal:.6g}, at w = 0 "
+            f"{result.zero_objective:.6g}): the model is w = 0 or close to it and ranks about as well as chance; try "
+            "another -c, or another loss or feature map (README: 'When a model does not learn')")
 
 
 def summary(result: TrainResult) -> str:

@@ -129,3 +129,61 @@ def test_mrr_loss_is_one_minus_the_reciprocal_rank_eval_reports():
     assert problem.n == len(used)
     dcoef, delta = problem.most_violated(scores)
     assert np.isfinite(dcoef).all() and 0 <= delta <= len(used)
+
+
+def long_list_file(path, queries=20, docs=100, features=10, seed=3):
+    """LETOR-shaped queries of `docs` candidates (the shape of ../shared/tools/make_synthetic_ltr.py): labels
+    0-4 in proportions 50/25/15/7/3 % from a hidden linear model plus as much noise."""
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=features)
+    lines = []
+    for q in range(1, queries + 1):
+        X = rng.random((docs, features))
+        s = X @ w + rng.normal(scale=np.linalg.norm(w) / np.sqrt(12), size=docs)
+        labels = np.searchsorted(np.quantile(s, [0.5, 0.75, 0.9, 0.97]), s, side="right")
+        lines += [f"{labels[i]} qid:{q} " + " ".join(f"{j + 1}:{X[i, j]:.4f}" for j in range(features)) + f" # q{q}d{i}"
+                  for i in range(docs)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_loss_that_cannot_learn_says_so_and_a_normal_run_does_not(tmp_path):
+    """precision@10 with Le & Smola's positional map over 100 candidates: Delta ignores every position after
+    10, Psi does not, and the optimum is w = 0 (the issue's collapse). learn warns in one line and the model
+    header says did_not_learn; the same loss with its own map (the default) learns and has neither."""
+    from conftest import invoke
+
+    train_file = long_list_file(tmp_path / "long.txt")
+    collapsed = invoke("learn", "-l", "precision@10", "--position-weights", "pow:0.5", "-c", "1", "-v", "0", train_file,
+                       tmp_path / "old.model")
+    assert collapsed.returncode == 0
+    warnings = [line for line in collapsed.stderr.splitlines() if "over w = 0" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("svmstruct: warning: training gained")
+    old = model.load_model(str(tmp_path / "old.model"))
+    assert old.header["did_not_learn"] == "1"
+    assert float(old.header["primal"]) <= float(old.header["objective_at_zero"])  # never above its start
+    learned = invoke("learn", "-l", "precision@10", "-c", "1", "-v", "0", train_file, tmp_path / "new.model")
+    assert learned.returncode == 0 and "over w = 0" not in learned.stderr
+    new = model.load_model(str(tmp_path / "new.model"))
+    assert "did_not_learn" not in new.header
+    assert float(new.header["primal"]) < 0.95 * float(new.header["objective_at_zero"])
+
+
+def test_validate_marks_the_grid_points_that_did_not_learn(tmp_path):
+    from conftest import invoke
+
+    train_file = long_list_file(tmp_path / "long.txt")
+    vali_file = long_list_file(tmp_path / "vali.txt", queries=5, seed=4)
+    run = invoke("learn", "-l", "precision@10", "--position-weights", "pow:0.5", "-c", "0.1,1", "--validate",
+                 vali_file, train_file, tmp_path / "m")
+    grid_lines = [line for line in run.stderr.splitlines() if line.startswith("C ")]
+    assert len(grid_lines) == 2 and all(line.endswith("(did not learn: w ~ 0)") for line in grid_lines)
+
+
+@pytest.mark.parametrize("name", ["ndcg@10", "precision@10", "mrr", "eru", "mwta"])
+def test_the_measure_maps_learn_on_long_lists(name, tmp_path):
+    """On 100-candidate queries every listwise loss with its own map ends well below the objective at w = 0."""
+    train_set = data.read_svmlight(str(long_list_file(tmp_path / "long.txt")))
+    loss, opts = api.resolve_loss(name)
+    result = train.train(loss.build(train_set, opts), 1.0, 0.001)
+    assert result.converged and result.learned and result.gain > 0.05
