@@ -41,15 +41,16 @@ def time_v(cmd: list) -> tuple[str, float, float]:
     return run.stdout + run.stderr, *time_v_figures(run.stderr)
 
 
-def synthetic_ltr(path: Path, queries: int, shared: Path) -> None:
-    """Generate ../shared/tools/make_synthetic_ltr.py's file of `queries` queries at path once (if absent)."""
+def synthetic_ltr(path: Path, queries: int, shared: Path, *options: str) -> None:
+    """Generate ../shared/tools/make_synthetic_ltr.py's file of `queries` queries at path once (if absent);
+    `options` are the tool's (--docs, --features, --seed)."""
     if path.exists():
         return
     tool = shared / "tools" / "make_synthetic_ltr.py"
     require(tool)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial")
-    subprocess.run([sys.executable, str(tool), str(partial), str(queries)], check=True)
+    subprocess.run([sys.executable, str(tool), str(partial), str(queries), *options], check=True)
     partial.rename(path)
 
 
