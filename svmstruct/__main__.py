@@ -1,3 +1,3 @@
-from svmstruct.cli import main
+from svmstruct.command import main
 
 main()

@@ -1,7 +1,9 @@
 """`learn --checkpoint FILE [--resume]`: the cutting-plane loop's state (train.optimise's `checkpoint`
 dict: the working set, the QP's multipliers, w_b, w_t, the counters), written atomically as a NumPy .npz
 file, and read back to continue an interrupted run. The file also records what run it belongs to (loss,
-options, C, epsilon, normalisation, training files): resuming another run is an InputError."""
+options, C, epsilon, normalisation, training files): resuming another run is an InputError. Every field
+is checked on reading (present, of its shape, finite); that the training data is the same is checked by
+the loop itself (train.optimise recomputes the oracle's values at w_b and w_t, which the state records)."""
 from __future__ import annotations
 
 import json
@@ -13,8 +15,15 @@ import numpy as np
 
 from svmstruct.errors import InputError, OutputError
 
-FORMAT = 2  # 2: the state holds value_zero (the slack at w = 0)
+FORMAT = 2  # 2: the state holds value_zero and value_t (the slacks at w = 0 and at w_t)
 OPTIONAL = ("w_imputed", "duals")  # None in the state: absent from the file
+# every field of the state: its shape in terms of m (constraints) and d (the width of w), "" for a scalar
+FIELDS = {"n": "", "dim": "", "C": "", "epsilon": "", "A": "m,d", "b": "m", "idle": "m", "alpha": "m",
+          "duals": "m+1", "dual": "", "w_best": "d", "w_t": "d", "w_imputed": "d", "value_best": "", "value_t": "",
+          "value_zero": "", "primal": "", "cuts": "*", "iteration": "", "added": "", "stalled": "", "outer": "",
+          "outer_primal": "", "seconds": ""}
+COUNTS = ("n", "dim", "iteration", "added", "stalled", "outer")  # non-negative integers
+MAY_BE_INFINITE = ("outer_primal",)  # +inf until the first outer step of a latent target
 
 
 def save(path: str, state: dict, signature: dict) -> None:
@@ -55,8 +64,11 @@ def load(path: str, signature: dict) -> dict:
         theirs = json.loads(str(state.pop("signature")))
     except (KeyError, ValueError):
         raise InputError("not a checkpoint written by svmstruct learn --checkpoint", path) from None
+    if not isinstance(theirs, dict):
+        raise InputError("not a checkpoint written by svmstruct learn --checkpoint (its signature is not a record)",
+                         path)
     ours = {"format": FORMAT, **json.loads(json.dumps(signature, default=str))}
-    if isinstance(theirs, dict) and theirs.get("format") != FORMAT:
+    if theirs.get("format") != FORMAT:
         raise InputError(f"the checkpoint was written by another version of svmstruct (format {theirs.get('format')}, "
                          f"this one reads {FORMAT}): start without --resume", path)
     if theirs != ours:
@@ -66,4 +78,44 @@ def load(path: str, signature: dict) -> dict:
                          path)
     for key in OPTIONAL:
         state.setdefault(key, None)
+    problem = _invalid_field(state)
+    if problem:
+        raise InputError(f"the checkpoint is damaged ({problem}): start without --resume", path)
     return state
+
+
+def _invalid_field(state: dict) -> str | None:
+    """What is wrong with the state's fields (FIELDS), or None."""
+    unknown = sorted(set(state) - set(FIELDS))
+    if unknown:
+        return f"unknown field {unknown[0]}"
+    missing = sorted(key for key in FIELDS if key not in state)
+    if missing:
+        return f"field {missing[0]} is missing"
+    for key in FIELDS:
+        if state[key] is not None and not (isinstance(state[key], np.ndarray) and state[key].dtype.kind in "biuf"):
+            return f"field {key} is not numeric"
+    if state["A"].ndim != 2:
+        return "field A is not a matrix"
+    sizes = {"m": state["A"].shape[0], "d": state["A"].shape[1]}
+    for key, shape in FIELDS.items():
+        value = state[key]
+        if value is None or shape == "*":
+            continue
+        expected = () if shape == "" else tuple(sizes["m"] + 1 if part == "m+1" else sizes[part]
+                                                 for part in shape.split(","))
+        if value.shape != expected:
+            return f"field {key} has shape {value.shape}, not {expected}"
+        finite = np.isfinite(value) | (np.isposinf(value) if key in MAY_BE_INFINITE else False)
+        if not np.all(finite):
+            return f"field {key} is not finite"
+    if state["cuts"].ndim != 1 or not np.all((state["cuts"] >= 0) & (state["cuts"] <= 1)):
+        return "field cuts is not a list of steps in [0, 1]"
+    for key in COUNTS:
+        if state[key] < 0 or state[key] != int(state[key]):
+            return f"field {key} is not a count"
+    if int(state["dim"]) != sizes["d"] or state["C"] <= 0 or state["epsilon"] <= 0 or state["n"] < 1:
+        return "fields n, dim, C, epsilon do not fit the working set"
+    if np.any(state["alpha"] < 0) or np.any(state["idle"] < 0):
+        return "negative multipliers"
+    return None

@@ -22,22 +22,94 @@ LARGE_FEATURE = 1e4  # |x| above this: warn that the data is badly scaled
 CHECKPOINT_SECONDS = 30.0  # --checkpoint: at most one write per this many seconds (and one at the iteration limit)
 
 
+class Number(click.ParamType):
+    """A finite number in svm_light's syntax (options.parse_number: `1_0`, `nan`, full-width digits are not),
+    optionally within [low, high]."""
+
+    name = "number"
+
+    def __init__(self, low: float | None = None, high: float | None = None):
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        from svmstruct.options import parse_number
+
+        try:
+            number = parse_number(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
+            self.fail(f"{value!r} is not between {self.low:g} and {self.high:g}" if self.high is not None
+                      else f"{value!r} is below {self.low:g}", param, ctx)
+        return number
+
+
+class Integer(click.ParamType):
+    """A decimal integer (options.parse_integer), at least `low` (and at most `high`)."""
+
+    name = "integer"
+
+    def __init__(self, low: int | None = None, high: int | None = None):
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        from svmstruct.options import LARGEST_INTEGER, parse_integer
+
+        try:
+            number = parse_integer(value)
+        except OverflowError:
+            self.fail(f"{value!r} is larger than {LARGEST_INTEGER}", param, ctx)
+        except ValueError:
+            self.fail(f"{value!r} is not an integer", param, ctx)
+        if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
+            self.fail(f"{value!r} is not between {self.low} and {self.high}" if self.high is not None
+                      else f"{value!r} is below {self.low}", param, ctx)
+        return number
+
+
+class Tag(click.ParamType):
+    """A TREC run tag: one word of printable characters (trec_eval splits a run line at whitespace)."""
+
+    name = "tag"
+
+    def convert(self, value, param, ctx):
+        if not (value and value.isprintable() and len(value.split()) == 1 and value.split()[0] == value):
+            self.fail(f"{value!r} is not one word of printable characters (trec_eval reads six fields a line)",
+                      param, ctx)
+        return value
+
+
 class Terminated(Exception):
-    """SIGTERM, turned into an exception so that temporary files are removed on the way out."""
+    """SIGTERM or SIGHUP, turned into an exception so that temporary files are removed on the way out."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+# the signals that end a run cleanly (exit 128 + the signal's number) besides SIGINT (KeyboardInterrupt, 130)
+ENDING_SIGNALS: dict[int, str] = {signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
+
+
+def say(line: str) -> None:
+    """A line on stderr. A failed write (a full or closed stderr) is not fatal: progress is not worth the
+    model."""
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def warn(message: str) -> None:
     """A warning: always on stderr, whatever the verbosity."""
-    click.echo(f"svmstruct: warning: {message}", err=True)
+    say(f"svmstruct: warning: {message}")
 
 
 def _progress_printer(verbosity: int):
     def show(row: dict) -> None:
-        click.echo(
-            f"iter {row['iteration']:4d}  gap/C {row['gap']:.6g}  primal {row['primal']:.6f}  "
-            f"dual {row['dual']:.6f}  constraints {row['constraints']}  {row['seconds']:.2f}s",
-            err=True,
-        )
+        say(f"iter {row['iteration']:4d}  gap/C {row['gap']:.6g}  primal {row['primal']:.6f}  "
+            f"dual {row['dual']:.6f}  constraints {row['constraints']}  {row['seconds']:.2f}s")
 
     return show if verbosity >= 1 else None
 
@@ -55,7 +127,7 @@ def _set_threads(ctx, param, threads):
     numba.set_num_threads(min(threads, available))
 
 
-THREADS_OPTION = click.option("--threads", type=click.IntRange(min=1), default=None, expose_value=False,
+THREADS_OPTION = click.option("--threads", type=Integer(1), default=None, expose_value=False,
                               callback=_set_threads, metavar="N",
                               help="Threads of the parallel kernels (default: all cores); results do not depend on it.")
 
@@ -132,12 +204,15 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     on_cluster = workers is not None or scheduler is not None
     layout = "dense" if dense else layout
     _check_sources(loss, opts, train_files, workers, scheduler)
+    io.check_distinct([("MODEL_FILE", model_file), ("--checkpoint", checkpoint_file)],
+                      [*(("TRAIN_FILE", path) for path in train_files), ("--validate", validation_file),
+                       ("--subtopics", opts.get("subtopics"))])
     io.check_writable(model_file)
     saving, resumed = _checkpointing(checkpoint_file, resume, grid, max_iterations, dict(
         loss=loss.name, options=opts, C=grid[0], epsilon=_epsilon(loss, epsilon), normalize=normalize,
         train_files=list(train_files)))
 
-    say = (lambda line: click.echo(line, err=True)) if verbosity >= 1 else None
+    log = say if verbosity >= 1 else None
     if on_cluster:
         trained = _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, normalize, validation_file,
                                     select_measure, verbosity, workers, scheduler, single_precision, layout, saving,
@@ -155,18 +230,18 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
         if validation_file is not None:
             validation = data.read_svmlight(validation_file)
             models = api.train_grid(loss, opts, dataset, grid, epsilon, max_iterations, normalize=normalize)
-            trained = _select(models, validation, select_measure, opts, say)
+            trained = _select(models, validation, select_measure, opts, log)
         else:
-            if say:
-                say(f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features; "
+            if log:
+                log(f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features; "
                     f"loss {loss.name}, C {grid[0]:g}, epsilon {_epsilon(loss, epsilon):g}")
             trained = api.train_loss(loss, opts, dataset, grid[0], epsilon, max_iterations,
                                      _progress_printer(verbosity), normalize, saving, resumed)
     result = trained.result
-    if say:
+    if log:
         from svmstruct import train
 
-        say(train.summary(result))
+        log(train.summary(result))
     if not result.converged:
         warn(f"training stopped before convergence ({result.status}) after {result.iterations} iterations; "
              f"duality gap {result.primal - result.dual:.6g}"
@@ -178,8 +253,8 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     if not (np.all(np.isfinite(trained.w)) and np.isfinite(trained.threshold)):
         raise NumericalError("the trained weights are not finite (feature values too large?): no model written")
     trained.save(model_file, model_format)
-    if checkpoint_file and result.converged and os.path.exists(checkpoint_file):  # none if it converged at once
-        os.unlink(checkpoint_file)
+    if saving is not None and result.converged and (saving.written or resumed is not None):
+        io.remove_regular(checkpoint_file)  # this run's or the resumed one's (none if it converged at once)
 
 
 def _checkpointing(path, resume: bool, grid: list, max_iterations: int, signature: dict) -> tuple:
@@ -196,18 +271,30 @@ def _checkpointing(path, resume: bool, grid: list, max_iterations: int, signatur
         raise UsageError("--checkpoint holds one training run: give one -c value, not a --validate grid")
     if path == io.STDIO:
         raise UsageError("--checkpoint needs a file, not '-'")
+    io.check_regular_or_absent(path, "--checkpoint")
     state = checkpoint.load(path, signature) if resume else None
     if not resume:
         io.check_writable(path)
-    last = [-np.inf]
+    return _CheckpointWriter(path, signature, max_iterations), state
 
-    def save(values: dict) -> None:
+
+class _CheckpointWriter:
+    """train.optimise's checkpoint callback: the state is written after the first iteration, then at most
+    every CHECKPOINT_SECONDS and at the iteration limit; `written` says whether this run wrote the file."""
+
+    def __init__(self, path: str, signature: dict, max_iterations: int):
+        self.path, self.signature, self.max_iterations = path, signature, max_iterations
+        self.last = -np.inf
+        self.written = False
+
+    def __call__(self, values: dict) -> None:
+        from svmstruct import checkpoint
+
         now = time.monotonic()
-        if now - last[0] >= CHECKPOINT_SECONDS or values["iteration"] >= max_iterations:
-            checkpoint.save(path, values, signature)
-            last[0] = now
-
-    return save, state
+        if now - self.last >= CHECKPOINT_SECONDS or values["iteration"] >= self.max_iterations:
+            checkpoint.save(self.path, values, self.signature)
+            self.last = now
+            self.written = True
 
 
 def _grid(C: str, epsilon, max_iterations: int, validation_file) -> list:
@@ -249,6 +336,8 @@ def _check_sources(loss, opts: dict, train_files: tuple, workers, scheduler) -> 
                          "one")
     from svmstruct import distributed
 
+    if scheduler is not None:
+        distributed.scheduler_address(scheduler)
     distributed.check_decomposes(loss, opts)
 
 
@@ -262,13 +351,13 @@ def _warn_if_badly_scaled(largest: float, normalize: str) -> None:
              "scale the features, e.g. with --normalize query or --normalize global")
 
 
-def _select(models, validation, measure: str, opts: dict, say):
+def _select(models, validation, measure: str, opts: dict, log):
     """The best model of a C grid on the validation data (selection.select_model), logged."""
     from svmstruct import selection
 
-    best, _ = selection.select_model(models, validation, measure, float(opts.get("rel_threshold") or 0.0), say)
-    if say:
-        say(f"Selected C {best.C:g} (validation {measure} {best.value:.4f})")
+    best, _ = selection.select_model(models, validation, measure, float(opts.get("rel_threshold") or 0.0), log)
+    if log:
+        log(f"Selected C {best.C:g} (validation {measure} {best.value:.4f})")
     return best.model
 
 
@@ -277,7 +366,7 @@ def _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, no
     """learn's training on a Dask cluster (svmstruct.distributed): the workers read the shards."""
     from svmstruct import data, distributed
 
-    say = (lambda line: click.echo(line, err=True)) if verbosity >= 1 else None
+    log = say if verbosity >= 1 else None
     validation = data.read_svmlight(validation_file) if validation_file is not None else None
     client, close, threads = distributed.client_for(workers, scheduler)
     try:
@@ -285,18 +374,18 @@ def _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, no
 
         def prepared(summary, largest):
             _warn_if_badly_scaled(largest, normalize)
-            if say:
+            if log:
                 where = f"{workers} local workers" if workers else f"the cluster at {scheduler}"
-                say(f"Training set: {len(train_files)} shards, {summary.n_docs} documents on {where}; loss "
+                log(f"Training set: {len(train_files)} shards, {summary.n_docs} documents on {where}; loss "
                     f"{loss.name}, C {','.join(f'{c:g}' for c in grid)}, epsilon {_epsilon(loss, epsilon):g}")
 
         progress = _progress_printer(verbosity) if validation is None else None
         models = distributed.train_grid(cluster, loss, opts, grid, epsilon, max_iterations, progress, normalize,
                                         prepared, saving, resumed)
-        trained = _select(models, validation, select_measure, opts, say) if validation is not None else next(models)
-        if say:
+        trained = _select(models, validation, select_measure, opts, log) if validation is not None else next(models)
+        if log:
             t = cluster.traffic
-            say(f"Cluster: {t.calls} calls to shards, {t.sent} bytes of payload sent and {t.received} received, "
+            log(f"Cluster: {t.calls} calls to shards, {t.sent} bytes of payload sent and {t.received} received, "
                 f"{t.recoveries} shards reloaded after a lost worker")
         return trained
     finally:
@@ -309,6 +398,7 @@ def classify_command(output_format, tag, verbosity, test_file, model_file, outpu
 
     if test_file == io.STDIO and model_file == io.STDIO:
         raise UsageError("TEST_FILE and MODEL_FILE cannot both be read from stdin")
+    io.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file), ("MODEL_FILE", model_file)])
     io.check_writable(output)
     trained = model.load_model(model_file)
     loss = losses.REGISTRY.get(trained.loss)
@@ -324,7 +414,7 @@ def classify_command(output_format, tag, verbosity, test_file, model_file, outpu
         text = trec.format_run(dataset, scores, tag) if fmt == "trec" else "".join(f"{s:.8f}\n" for s in scores)
     io.write_output(output, text)
     if verbosity >= 1:
-        click.echo(f"Scored {dataset.n_docs} documents of {dataset.path} with {model_file}", err=True)
+        say(f"Scored {dataset.n_docs} documents of {dataset.path} with {model_file}")
 
 
 def evaluate_command(measure_names, per_query, output_format, rel_threshold, write_qrels, subtopics, alpha, test_file,
@@ -348,6 +438,8 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
         for name in names:
             selection.check_measure(name)
     if write_qrels:
+        io.check_distinct([("--write-qrels", write_qrels)], [("TEST_FILE", test_file), ("--subtopics", subtopics),
+                                                             *(("PREDICTIONS", path) for path in predictions)])
         io.check_writable(write_qrels)
     dataset = data.read_svmlight(test_file)
     if subtopics:
@@ -372,6 +464,7 @@ def qrels_command(test_file, output):
     """Write TEST_FILE's labels as TREC qrels (`qid 0 docid label`) for trec_eval."""
     from svmstruct import data, io, trec
 
+    io.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file)])
     io.check_writable(output)
     io.write_output(output, trec.format_qrels(data.read_svmlight(test_file)))
 
@@ -382,6 +475,7 @@ def div_baseline_command(method, K, output_format, tag, title_offset, doc_featur
     from svmstruct.diversity import baselines, features, qrels
 
     config = features.FeatureConfig.parse(None, None, title_offset, doc_features_from)
+    io.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file)])
     io.check_writable(output)
     dataset = data.read_svmlight(test_file)
     size = dataset.n_docs if output_format == "trec" else K
@@ -414,14 +508,14 @@ def build_cli() -> click.Group:
         click.option("-c", "C", default=str(DEFAULT_C), show_default=True,
                      help="Trade-off C of the 1-slack objective 1/2|w|^2 + C xi (svm_perf/svm_rank scaling, see "
                           "README); a comma-separated grid with --validate."),
-        click.option("-e", "epsilon", type=float, default=None,
+        click.option("-e", "epsilon", type=Number(), default=None,
                      help="Stop when no constraint is violated by more than this (default: the loss's, e.g. 0.1 for "
                           "svm_perf losses)."),
         click.option("-l", "loss_name", default=_default_loss(), show_default=True,
                      help="Loss: a name or svm_perf's numeric code (see `svmstruct losses`)."),
-        click.option("-#", "max_iterations", type=int, default=100000, show_default=True,
+        click.option("-#", "max_iterations", type=Integer(), default=100000, show_default=True,
                      help="Maximum number of iterations."),
-        click.option("-v", "verbosity", type=click.IntRange(0, 3), default=1, show_default=True,
+        click.option("-v", "verbosity", type=Integer(0, 3), default=1, show_default=True,
                      help="0: no progress (warnings still go to stderr); 1: a progress line per iteration and a "
                           "summary."),
         click.option("-w", "algorithm", default="3", show_default=True,
@@ -445,7 +539,7 @@ def build_cli() -> click.Group:
                      help="query: min-max per feature within every query (LETOR's QueryLevelNorm), applied by "
                           "classify too; global: each feature divided by its largest |value|, folded into the "
                           "weights."),
-        click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+        click.option("--workers", type=Integer(1), default=None, metavar="N",
                      help="Train on a local Dask cluster of N worker processes; every TRAIN_FILE is a shard of "
                           "whole queries (needs svmstruct[distributed])."),
         click.option("--scheduler", default=None, metavar="ADDRESS",
@@ -469,8 +563,8 @@ def build_cli() -> click.Group:
         click.option("--format", "output_format", type=click.Choice(_all_formats()), default=None,
                      help="scores: one %.8f score per input line (default); trec: `qid Q0 docid rank score tag`; "
                           "selections: a div model's K documents per candidate set (its default)."),
-        click.option("--tag", default="svmstruct", show_default=True, help="Run tag of the TREC format."),
-        click.option("-v", "verbosity", type=click.IntRange(0, 3), default=0,
+        click.option("--tag", type=Tag(), default="svmstruct", show_default=True, help="Run tag of the TREC format."),
+        click.option("-v", "verbosity", type=Integer(0, 3), default=0,
                      help="1: print a line of statistics on stderr."),
         THREADS_OPTION,
         click.argument("test_file"),
@@ -488,13 +582,14 @@ def build_cli() -> click.Group:
         click.option("-q", "per_query", is_flag=True, help="Also print the per-query values of per-query measures."),
         click.option("--format", "output_format", type=click.Choice(["trec", "table", "json"]), default="trec",
                      show_default=True, help="trec: `measure<TAB>qid<TAB>value` lines with qid `all` for the summary."),
-        click.option("--rel-threshold", type=float, default=0.0, show_default=True,
+        click.option("--rel-threshold", type=Number(), default=0.0, show_default=True,
                      help="A label above this is relevant / positive for binary measures."),
         click.option("--write-qrels", default=None, help="Also write TEST_FILE's labels as TREC qrels to this file."),
         click.option("--subtopics", default=None,
                      help="Diversity: subtopic qrels; PREDICTIONS are then `classify` selections of a div model and "
                           "the measures subtopic-loss, s-recall and alpha-ndcg at K = the selection size."),
-        click.option("--alpha", type=float, default=0.5, show_default=True, help="alpha of alpha-NDCG."),
+        click.option("--alpha", type=Number(0.0, 1.0), default=0.5, show_default=True,
+                     help="alpha of alpha-NDCG (the chance that a user misses a subtopic a document covers)."),
         THREADS_OPTION,
         click.argument("test_file"),
         click.argument("predictions", nargs=-1, required=True),
@@ -511,16 +606,16 @@ def build_cli() -> click.Group:
     for decorator in reversed([
         click.option("--method", type=click.Choice(["unweighted", "essential-pages", "random"]), default="unweighted",
                      show_default=True, help="unweighted word coverage, Essential Pages (TF log 1/DF) or random."),
-        click.option("-k", "K", type=click.IntRange(min=1), default=5, show_default=True, help="Retrieval size K."),
+        click.option("-k", "K", type=Integer(1), default=5, show_default=True, help="Retrieval size K."),
         click.option("--format", "output_format", type=click.Choice(["selections", "trec"]), default="selections",
                      show_default=True, help="selections: `qid docid ...` as classify writes for a div model; trec: "
                                              "the whole candidate set ranked in selection order."),
-        click.option("--tag", default="baseline", show_default=True, help="Run tag of the TREC format."),
-        click.option("--title-offset", type=click.IntRange(min=0), default=None,
+        click.option("--tag", type=Tag(), default="baseline", show_default=True, help="Run tag of the TREC format."),
+        click.option("--title-offset", type=Integer(0), default=None,
                      help="Feature ids above this are title words (id - offset)."),
-        click.option("--doc-features-from", type=click.IntRange(min=1), default=None,
+        click.option("--doc-features-from", type=Integer(1), default=None,
                      help="Feature ids from this on are not words."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random baseline."),
+        click.option("--seed", type=Integer(0), default=0, show_default=True, help="Seed of the random baseline."),
         click.argument("test_file"),
         click.argument("output", default="-"),
     ]):
@@ -534,11 +629,16 @@ def build_cli() -> click.Group:
 def main(argv=None) -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback."""
     code = 0
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous = {number: signal.signal(number, _raise_terminated) for number in ENDING_SIGNALS}
+    streams = _StandardStreams()
     args = sys.argv[1:] if argv is None else [str(a) for a in argv]
     try:
-        if not _quick_classify(args):
-            code = _run(build_cli(), args)
+        try:
+            if not _quick_classify(args):
+                code = _run(build_cli(), args)
+            sys.stdout.flush()  # a full device fails here, not at the interpreter's exit
+        except SystemError as e:  # a signal handler raised inside a numba kernel: its dispatcher wraps it
+            raise (_interruption(e) or e) from None
     except UsageError as e:
         code = _error(str(e), e.exit_code)
     except SvmStructError as e:
@@ -553,17 +653,85 @@ def main(argv=None) -> None:
         code = _error(e.format_message(), e.exit_code)
     except KeyboardInterrupt:
         code = _error("interrupted", 130)
-    except Terminated:
-        code = _error("terminated", 143)
+    except Terminated as e:
+        code = _error(ENDING_SIGNALS.get(e.signum, "terminated"), 128 + e.signum)
     except BrokenPipeError:
         _silence_stdout()
         code = 141
     except MemoryError:
         code = _error("out of memory", 1)
+    except OSError as e:  # a write to stdout that no OutputError covers (--help to a full device)
+        _silence_stdout()
+        code = _error(f"cannot write to the standard output: {e.strerror or e}", 4)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        streams.restore()
     if code:
         sys.exit(code)
+
+
+def _interruption(error: BaseException) -> BaseException | None:
+    """The KeyboardInterrupt or Terminated that a SystemError (numba's 'returned a result with an exception
+    set') wraps, if any."""
+    seen = 0
+    cause = error.__cause__ or error.__context__
+    while cause is not None and seen < 10:
+        if isinstance(cause, (KeyboardInterrupt, Terminated)):
+            return cause
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return None
+
+
+class _Closed:
+    """sys.stdin / sys.stdout when the process started with that descriptor closed (`<&-`, `>&-`): using it
+    is one clear error (InputError / OutputError) instead of an AttributeError on None."""
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+    def _fail(self, *args, **kwargs):
+        raise self.error
+
+    write = read = readline = flush = fileno = __iter__ = _fail
+
+    @property
+    def buffer(self):
+        raise self.error
+
+    def isatty(self) -> bool:
+        return False
+
+
+class _StandardStreams:
+    """The process's standard streams made safe for the run: a closed descriptor 0-2 is opened on /dev/null
+    (so that no file the run opens takes its number) and its Python stream fails clearly when used;
+    restore() puts back what was there."""
+
+    def __init__(self):
+        from svmstruct.errors import InputError, OutputError
+
+        self.saved = (sys.stdin, sys.stdout, sys.stderr)
+        for fd in (0, 1, 2):
+            try:
+                os.fstat(fd)
+            except OSError:
+                try:
+                    null = os.open(os.devnull, os.O_RDWR)
+                    if null != fd:
+                        os.dup2(null, fd)
+                        os.close(null)
+                except OSError:
+                    pass
+        if sys.stdin is None:
+            sys.stdin = _Closed(InputError("the standard input is closed", "<stdin>"))
+        if sys.stdout is None:
+            sys.stdout = _Closed(OutputError("the standard output is closed", "<stdout>"))
+        if sys.stderr is None:
+            sys.stderr = open(os.devnull, "w")
+
+    def restore(self) -> None:
+        sys.stdin, sys.stdout, sys.stderr = self.saved
 
 
 def _quick_classify(args: list) -> bool:
@@ -577,6 +745,7 @@ def _quick_classify(args: list) -> bool:
     if text is None:
         return False
     output = args[3] if len(args) == 4 else io.STDIO
+    io.check_distinct([("OUTPUT", output)], [("TEST_FILE", args[1]), ("MODEL_FILE", args[2])])
     io.check_writable(output)
     io.write_output(output, text)
     return True
@@ -597,15 +766,12 @@ def _run(group: click.Group, args: list) -> int:
 
 
 def _error(message: str, code: int) -> int:
-    try:
-        click.echo(f"svmstruct: error: {message}", err=True)
-    except OSError:
-        pass
+    say(f"svmstruct: error: {message}")
     return code
 
 
 def _raise_terminated(signum, frame):
-    raise Terminated()
+    raise Terminated(signum)
 
 
 def _silence_stdout() -> None:

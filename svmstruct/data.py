@@ -522,7 +522,13 @@ def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:
 
 
 def concatenate(datasets: list, name: str | None = None) -> Dataset:
-    """The datasets one after the other (as if their files were concatenated); qids must stay contiguous."""
+    """The datasets one after the other (as if their files were concatenated); qids must stay contiguous, and
+    either every file has qids or none has (InputError naming one of each)."""
+    with_qid = [d for d in datasets if d.has_qid]
+    if with_qid and len(with_qid) < len(datasets):
+        without = next(d for d in datasets if not d.has_qid)
+        raise InputError(f"{with_qid[0].path} has qid:<id> on its lines and {without.path} has none: the files "
+                         "cannot be read as one", without.path)
     if any(d.columns is not None for d in datasets):
         return _concatenate_by_index(datasets, name)
     width = max(d.n_features for d in datasets)

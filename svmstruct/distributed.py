@@ -26,6 +26,7 @@ from svmstruct.errors import SvmStructError
 
 RETRIES = 3  # reloads of one shard before giving up
 TIMEOUT = 300.0  # seconds to wait for a worker to load a shard or answer a call
+CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler of --scheduler
 PARAMETERS = ("K", "k")  # training-set statistics that are settings, not counts (not summed over shards)
 
 
@@ -398,6 +399,44 @@ def train_grid(cluster: Cluster, loss, opts: dict, grid: list, epsilon: float | 
         yield trained
 
 
+def scheduler_address(text: str) -> tuple[str, int]:
+    """(host, port) of a scheduler address `tcp://HOST:PORT` or `HOST:PORT` (UsageError otherwise: another
+    protocol, tls:// without the security settings it needs, no host, no port or a port out of range)."""
+    from svmstruct.options import UsageError
+
+    protocol, sep, rest = text.partition("://")
+    if not sep:
+        protocol, rest = "tcp", text
+    if protocol == "tls":
+        raise UsageError(f"--scheduler {text!r}: a tls:// scheduler needs Dask's TLS security settings, which learn "
+                         "does not take; use tcp:// on a trusted network, or distributed.fit with your own Client")
+    if protocol != "tcp":
+        raise UsageError(f"--scheduler {text!r}: only tcp:// schedulers are supported (HOST:PORT or tcp://HOST:PORT)")
+    host, colon, port = rest.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host  # [IPv6]:port
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--scheduler {text!r}: expected tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786)")
+    return host, int(port)
+
+
+def reachable_scheduler(text: str) -> str:
+    """The address to hand to Dask after checking, within CONNECT_TIMEOUT, that something listens there
+    (DistributedError, exit 5, otherwise: an unknown host or a refused port fails at once, not after
+    Dask's retries)."""
+    import socket
+
+    host, port = scheduler_address(text)
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
+            pass
+    except socket.gaierror as e:
+        raise DistributedError(f"cannot reach the Dask scheduler at {text}: unknown host {host} ({e.strerror})") \
+            from None
+    except OSError as e:
+        raise DistributedError(f"cannot reach the Dask scheduler at {text}: {e.strerror or e}") from None
+    return f"tcp://{host if ':' not in host else f'[{host}]'}:{port}"
+
+
 def client_for(workers: int | None = None, scheduler: str | None = None, threads: int | None = None):
     """A Dask client: on the scheduler at `scheduler`, or on a new local cluster of `workers` processes
     (loopback only, no dashboard, no memory limit). Returns (client, closer, threads per worker)."""
@@ -410,9 +449,10 @@ def client_for(workers: int | None = None, scheduler: str | None = None, threads
         raise UsageError("training on a cluster needs Dask: pip install 'svmstruct[distributed]'") from None
     dask.config.set({"logging.distributed": "critical"})
     if scheduler is not None:
+        address = reachable_scheduler(scheduler)
         try:
-            client = Client(scheduler, timeout=f"{int(TIMEOUT)}s")
-        except OSError as e:
+            client = Client(address, timeout=f"{int(CONNECT_TIMEOUT)}s")
+        except (OSError, ValueError, TypeError) as e:
             raise DistributedError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
         return client, client.close, threads
     if workers is None or workers < 1:

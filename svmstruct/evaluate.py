@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-import math
+import re
 
 import numpy as np
 
@@ -10,27 +10,53 @@ from svmstruct import io, measures
 from svmstruct.data import check_unique_docids
 from svmstruct.errors import InputError
 
+_SCORE = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"  # svm_light's number syntax (options)
+_SCORE_LINE = re.compile(rf"[ \t]*({_SCORE})[ \t]*\r?\Z")
+_SCORE_FILE = re.compile(rf"(?:[ \t]*{_SCORE}[ \t]*\r?\n)*(?:[ \t]*{_SCORE}[ \t]*\r?)?\Z")
+
 
 def read_predictions(path: str, n_rows: int) -> np.ndarray:
-    """One score per line (the first token; `-` = stdin); exactly n_rows of them."""
+    """One score per line, as `classify` writes them (`-` = stdin): exactly one finite number in svm_light's
+    syntax on each of exactly n_rows lines; anything else is an InputError naming file:line (a TREC run or
+    qrels file given as predictions is named as such)."""
     name = "<stdin>" if path == "-" else path
-    f = io.open_text(path, "predictions")
-    values = []
-    with f:
-        for lineno, line in enumerate(f, 1):
-            tokens = line.split()
-            if not tokens:
-                raise InputError("empty line where a score was expected", name, lineno)
-            try:
-                v = float(tokens[0])
-            except ValueError:
-                raise InputError(f"not a number: '{tokens[0]}'", name, lineno) from None
-            if not math.isfinite(v):
-                raise InputError(f"score is not finite: '{tokens[0]}'", name, lineno)
-            values.append(v)
+    with io.open_binary(path) as f:  # lines end at \n (or \r\n) only, as in the data reader
+        text = f.read().decode("utf-8", errors="replace")
+    if _SCORE_FILE.match(text):  # the common case, checked in one pass; the values parsed by numpy
+        values = np.array(text.split(), dtype=float)
+    else:
+        lines = text.split("\n")
+        if lines[-1] == "":  # the end of the last line
+            lines.pop()
+        values = np.array([_score(line, name, lineno) for lineno, line in enumerate(lines, 1)], dtype=float)
+    if not np.all(np.isfinite(values)):
+        lineno = int(np.flatnonzero(~np.isfinite(values))[0]) + 1
+        raise InputError("score is not finite (it overflows double precision)", name, lineno)
     if len(values) != n_rows:
         raise InputError(f"{len(values)} predictions for {n_rows} data lines", name)
-    return np.asarray(values)
+    return values
+
+
+def _score(line: str, name: str, lineno: int) -> float:
+    """The score of one line of a predictions file, or the InputError that says what the line is."""
+    match = _SCORE_LINE.match(line)
+    if match:
+        value = float(match.group(1))
+        if not np.isfinite(value):
+            raise InputError("score is not finite (it overflows double precision)", name, lineno)
+        return value
+    tokens = line.split()
+    if not tokens:
+        raise InputError("empty line where a score was expected", name, lineno)
+    if len(tokens) == 6 and tokens[1] == "Q0":
+        raise InputError("a TREC run line (qid Q0 docid rank score tag), not a score: eval reads classify's default "
+                         "output, one score per data line (trec_eval reads TREC runs)", name, lineno)
+    if len(tokens) == 4:
+        raise InputError("four fields, as a TREC qrels line (qid 0 docid relevance), where one score was expected: "
+                         "PREDICTIONS are classify's scores, one per data line", name, lineno)
+    if len(tokens) > 1:
+        raise InputError(f"{len(tokens)} fields where one score was expected", name, lineno)
+    raise InputError(f"not a number: '{tokens[0]}'", name, lineno)
 
 
 def measure_table(dataset, scores: np.ndarray, names: list, rel_threshold: float = 0.0) -> dict:
@@ -43,17 +69,35 @@ def measure_table(dataset, scores: np.ndarray, names: list, rel_threshold: float
             m = measures.lookup(name)
         except KeyError as e:
             raise InputError(e.args[0]) from None
+        beyond = np.flatnonzero(dataset.y > m.largest_label)
+        if len(beyond):
+            raise InputError(f"label {dataset.y[beyond[0]]:g}: {name}'s gain 2^label - 1 overflows double precision "
+                             f"(labels up to {m.largest_label:g})", dataset.path, int(dataset.line[beyond[0]]))
         if m.per_query:
             if not checked:  # ties are broken by docid, as trec_eval does: a docid must be unique in its query
                 check_unique_docids(dataset)
                 checked = True
             values = measures.per_query(m, dataset.y, scores, dataset.qptr, dataset.docids, rel_threshold)
+            if not np.all(np.isfinite(values)):
+                q = int(np.flatnonzero(~np.isfinite(values))[0])
+                _not_finite(name, dataset, int(dataset.qptr[q]), int(dataset.qptr[q + 1]))
             row = dict(zip(qids, values.tolist()))
             row["all"] = float(values.mean())
         else:
             row = {"all": measures.over_file(m, dataset.y, scores, rel_threshold)}
+            if not np.isfinite(row["all"]):
+                _not_finite(name, dataset, 0, dataset.n_docs)
         table[name] = row
     return table
+
+
+def _not_finite(name: str, dataset, lo: int, hi: int) -> None:
+    """A measure that is not finite on rows lo:hi: their labels are beyond its arithmetic (InputError at the
+    line of the largest label)."""
+    largest = lo + int(np.argmax(np.abs(dataset.y[lo:hi])))
+    raise InputError(f"{name} is not finite here: label {dataset.y[largest]:g} is beyond what it can compute (a gain "
+                     "2^label - 1 overflows double precision beyond label 1023)", dataset.path,
+                     int(dataset.line[largest]))
 
 
 def format_table(table: dict, per_query: bool, fmt: str = "trec") -> str:

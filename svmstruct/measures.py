@@ -219,6 +219,10 @@ class Measure:
     name: str
     per_query: bool
     fn: Callable
+    largest_label: float = float("inf")  # labels beyond this overflow the measure's arithmetic (2^label)
+
+
+LARGEST_GAIN_LABEL = 1023  # 2^label - 1 is a finite double up to this label
 
 
 _FILE = {"accuracy": accuracy, "error": error, "precision": precision, "recall": recall, "f1": fbeta(1.0),
@@ -252,7 +256,8 @@ def lookup(name: str) -> Measure:
     for pattern, factory in _QUERY_AT:
         m = pattern.match(name)
         if m and int(m.group(1)) > 0:
-            return Measure(name, True, factory(int(m.group(1))))
+            exponential = factory in (exp_ndcg_at, exp_dcg_at, expected_reciprocal_rank_at)
+            return Measure(name, True, factory(int(m.group(1))), LARGEST_GAIN_LABEL if exponential else float("inf"))
     m = _ERU.match(name)
     if m:
         try:

@@ -47,11 +47,12 @@ def _min_max(block: np.ndarray) -> np.ndarray:
 
 
 def global_scale(data: Dataset) -> np.ndarray:
-    """Per column: the largest |value| in the data (1 for a column that is all zero)."""
+    """Per column: the largest |value| in the data; 1 for a column that is all zero or whose largest |value|
+    is below the normal range of doubles (1 / that would overflow: such a column is left as it is)."""
     X = data.X
     largest = np.abs(X).max(axis=0)
     largest = np.asarray(largest.toarray() if sp.issparse(largest) else largest, dtype=np.float64).ravel()
-    return np.where(largest > 0, largest, 1.0)
+    return np.where(largest >= np.finfo(np.float64).tiny, largest, 1.0)
 
 
 def scaled(data: Dataset, scale: np.ndarray) -> Dataset:

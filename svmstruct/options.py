@@ -8,10 +8,51 @@ usage errors, not NaN models.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from svmstruct.errors import InputError
+
+# svm_light's number syntax (what strtod reads completely): no underscores, no non-ASCII digits, no spaces
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+LARGEST_INTEGER = 2**31 - 1  # integer options (k, feature ids) are at most this
+LARGEST_SCALE = 1e6  # scale-like options (--b, --p, --beta, ERU's alpha and neutral vote) stay within this
+
+
+def parse_number(value: Any) -> float:
+    """A number in svm_light's syntax (or a Python int/float), finite: ValueError otherwise."""
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, (int, float)):
+        parsed = float(value)
+    elif isinstance(value, str) and _NUMBER.match(value):
+        parsed = float(value)
+    else:
+        raise ValueError(value)
+    if not math.isfinite(parsed):
+        raise ValueError(value)
+    return parsed
+
+
+def parse_integer(value: Any) -> int:
+    """A decimal integer (or a Python int, or an integral float) of at most LARGEST_INTEGER in magnitude."""
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(value)
+        parsed = int(value)
+    elif isinstance(value, int):
+        parsed = value
+    elif isinstance(value, str) and _INTEGER.match(value):
+        parsed = int(value)
+    else:
+        raise ValueError(value)
+    if abs(parsed) > LARGEST_INTEGER:
+        raise OverflowError(value)
+    return parsed
 
 
 class UsageError(InputError):
@@ -45,32 +86,22 @@ class Option:
             return None
         try:
             if self.kind == "float":
-                parsed: Any = float(value)
+                parsed: Any = parse_number(value)
             elif self.kind == "int":
-                parsed = _integer(value)
+                parsed = parse_integer(value)
             elif self.kind == "flag":
                 parsed = bool(value)
             else:
                 parsed = str(value)
+        except OverflowError:
+            raise UsageError(f"{self.flag} must be at most {LARGEST_INTEGER} in magnitude, got '{value}'") from None
         except (TypeError, ValueError):
-            raise UsageError(f"{self.flag} takes {'an integer' if self.kind == 'int' else 'a number'}, "
+            raise UsageError(f"{self.flag} takes {'an integer' if self.kind == 'int' else 'a finite number'}, "
                              f"got '{value}'") from None
-        if self.kind == "float" and not math.isfinite(parsed):
-            raise UsageError(f"{self.flag} must be a finite number, got '{value}'")
         problem = self.check(parsed) if self.check else None
         if problem:
             raise UsageError(f"{self.flag} {problem}, got '{value}'")
         return parsed
-
-
-def _integer(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError(value)
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError(value)
-        return int(value)
-    return int(str(value).strip())
 
 
 def at_least(low: float) -> Callable[[Any], str | None]:
@@ -79,6 +110,10 @@ def at_least(low: float) -> Callable[[Any], str | None]:
 
 def above(low: float) -> Callable[[Any], str | None]:
     return lambda v: None if v > low else f"must be greater than {low:g}"
+
+
+def above_at_most(low: float, high: float) -> Callable[[Any], str | None]:
+    return lambda v: None if low < v <= high else f"must be above {low:g} and at most {high:g}"
 
 
 def between(low: float, high: float) -> Callable[[Any], str | None]:
@@ -93,4 +128,4 @@ def positive_int(v: Any) -> str | None:
 
 REL_THRESHOLD = Option("rel_threshold", ("--rel-threshold",), "float",
                        "a label above this is positive / relevant", default=0.0, metavar="T")
-K = Option("k", ("-k",), "int", "the cut-off k", check=positive_int, metavar="K")
+K = Option("k", ("-k",), "int", "the cut-off k", check=positive_int, metavar="K")  # at most LARGEST_INTEGER

@@ -18,6 +18,7 @@ _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z
 _PAIR = re.compile(rb"([0-9]+):(\S+)\Z")
 _PLAIN = re.compile(rb"[ \t!-~]*\Z")  # printable ASCII, spaces and tabs: no byte the full reader treats otherwise
 HIGHEST_INDEX = (1 << 31) - 1
+QID_DIGITS = INDEX_DIGITS = 18  # the full reader's limits (svmlight_parser: at most 18 digits)
 
 
 def classify(test_path: str, model_path: str) -> str | None:
@@ -89,7 +90,7 @@ def _parse(content: bytes) -> list | None:
             return None
         if has_qid:
             digits = rest[0][4:]
-            if not digits.isdigit() or not 0 < int(digits) < 1 << 63:
+            if not (digits.isdigit() and len(digits) <= QID_DIGITS and int(digits) > 0):
                 return None
             qid = int(digits)
             if qid != previous_qid:
@@ -102,7 +103,7 @@ def _parse(content: bytes) -> list | None:
         last = 0
         for token in rest:
             match = _PAIR.match(token)
-            if not match or not _DECIMAL.match(match.group(2)):
+            if not match or len(match.group(1)) > INDEX_DIGITS or not _DECIMAL.match(match.group(2)):
                 return None
             index = int(match.group(1))
             value = float(match.group(2))

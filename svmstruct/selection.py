@@ -6,15 +6,15 @@ import math
 from dataclasses import dataclass
 
 from svmstruct import api, evaluate, measures, model, train
-from svmstruct.options import UsageError
+from svmstruct.options import UsageError, parse_number
 
 LOWER_IS_BETTER = {"error"}
 
 
 def parse_grid(text: str) -> list:
-    """`1`, `0.01,0.1,1` -> sorted list of positive floats."""
+    """`1`, `0.01,0.1,1` -> sorted list of positive floats (svm_light's number syntax)."""
     try:
-        values = sorted({float(v) for v in str(text).split(",") if v.strip()})
+        values = sorted({parse_number(v.strip()) for v in str(text).split(",") if v.strip()})
     except ValueError:
         raise UsageError(f"-c takes a number or a comma-separated list of numbers, got '{text}'") from None
     if not values or min(values) <= 0 or not all(math.isfinite(v) for v in values):

@@ -59,7 +59,7 @@ class TrainResult:
     seconds: float
     history: list = field(default_factory=list)
     outer_steps: int = 0  # re-imputations of a latent target (0 for ordinary problems)
-    status: str = "converged"  # converged | iteration limit | stalled
+    status: str = "converged"  # converged | iteration limit | stalled | precision limit
     zero_objective: float = float("nan")  # the objective at w = 0, C times the slack there (the loop's start)
 
     @property
@@ -217,7 +217,7 @@ def optimise(
         """What `resume` needs to go on from the end of this iteration."""
         return dict(n=n, dim=dim, C=C, epsilon=eps, A=ws.A, b=ws.b, idle=ws.idle, alpha=alpha, duals=duals,
                     dual=dual, w_best=w_best, w_t=w_t, w_imputed=w_imputed, value_best=value_best,
-                    value_zero=value_zero, primal=primal,
+                    value_t=value_t, value_zero=value_zero, primal=primal,
                     cuts=np.asarray(cuts, dtype=float), iteration=iteration, added=added, stalled=stalled, outer=outer,
                     outer_primal=outer_primal, seconds=time.perf_counter() - start)
 
@@ -239,8 +239,9 @@ def optimise(
         cuts = [float(step) for step in resume["cuts"]]
         iteration, added, stalled = int(resume["iteration"]), int(resume["added"]), int(resume["stalled"])
         outer, outer_primal = int(resume["outer"]), float(resume["outer_primal"])
-        value_zero = float(resume["value_zero"])
+        value_zero, value_t = float(resume["value_zero"]), float(resume["value_t"])
         evaluator.restore(w_best, w_t, w_imputed)
+        _check_same_data(evaluator, n, value_best, value_t)
     elif warm_start is not None and outline.exact and not outline.latent:
         for a, b in zip(warm_start["A"], warm_start["b"]):
             ws.add(a, float(b))
@@ -248,13 +249,13 @@ def optimise(
         alpha = np.asarray(warm_start["alpha"]) * (C / float(warm_start["C"]))  # feasible: sum <= C
         w_best, w_t = warm_start["w_best"], warm_start["w_t"]
         value_best = float(warm_start["value_best"])  # the slack at w_b does not depend on C
-        value_zero = float(warm_start["value_zero"])  # nor that at w = 0
+        value_zero, value_t = float(warm_start["value_zero"]), float(warm_start["value_t"])  # nor those at 0, w_t
         primal = 0.5 * float(w_best @ w_best) + C * max(0.0, value_best)
         cuts, iteration = [], 0
         evaluator.restore(w_best, w_t, None)
     else:  # w_b = 0: its objective, and the first cutting plane there
         w_best = np.zeros(dim)
-        value_best = value_zero = start_at_best()
+        value_best = value_zero = value_t = start_at_best()
         primal = C * max(0.0, value_best)
         cuts = [0.0]  # steps of the segment whose answers become cutting planes
         iteration = 0
@@ -281,6 +282,7 @@ def optimise(
 
         iteration += 1
         slope_best, at_t = evaluator.point(w_t)
+        value_t = at_t.delta / n - at_t.margin / n
         if line_search:
             step, primal, value_best = _line_search(evaluator.evaluate, C, n, w_best, w_t, (value_best, slope_best),
                                                     at_t)
@@ -300,9 +302,11 @@ def optimise(
         history.append(row)
         if progress:
             progress(row)
-        if primal - dual <= tolerance + 1e-12 * abs(primal):
+        if primal - dual <= tolerance + 1e-12 * abs(primal):  # closed, to C * epsilon or to round-off
+            # below round-off of the objective a gap above C * epsilon is not certified: not `converged`
+            done = "converged" if primal - dual <= tolerance else "precision limit"
             if not outline.latent or outer >= MAX_OUTER or outer_primal - primal <= OUTER_TOLERANCE * C * eps:
-                status = "converged"
+                status = done
                 break
             if iteration >= max_iterations:  # no iteration left for the new target (a resumed run re-imputes)
                 if checkpoint:
@@ -310,7 +314,7 @@ def optimise(
                 break
             moved = evaluator.reimpute()
             if moved is None:
-                status = "converged"
+                status = done
                 break
             outer += 1
             outer_primal = primal
@@ -431,6 +435,22 @@ def _check_resumable(state: dict, outline: Outline, C: float, eps: float) -> Non
                          f"{(outline.n, outline.dim, float(C), float(eps))})")
 
 
+def _check_same_data(evaluator, n: int, value_best: float, value_t: float) -> None:
+    """A resumed run's data is the checkpoint's: the oracle's slack at w_b and at w_t, recomputed on the data
+    at hand, equal the values the state recorded (the oracles are deterministic and their results do not
+    depend on the thread count). Labels permuted or feature values changed move them: InputError."""
+    from svmstruct.errors import InputError
+
+    for step, saved in ((0.0, value_best), (1.0, value_t)):
+        found = evaluator.evaluate(step)
+        value = found.delta / n - found.margin / n
+        if not abs(value - saved) <= 1e-9 * max(1.0, abs(saved)):
+            raise InputError(f"the checkpoint was made on other training data (the oracle's slack at its "
+                             f"{'best point' if step == 0.0 else 'last QP solution'} is {value:.12g} on this data, "
+                             f"{saved:.12g} in the checkpoint): resume with the same data, read the same way "
+                             "(--float32, --layout), or start without --resume")
+
+
 def _check_finite(a: np.ndarray, b: float) -> None:
     """A constraint whose vector or squared norm overflows cannot enter the QP: say so instead of
     handing NaN to the solver (which LAPACK can spin on)."""
@@ -455,7 +475,9 @@ def summary(result: TrainResult) -> str:
     """svm_struct's closing lines (dval, pval, iterations, constraints) for the log."""
     state = {"converged": "converged", "iteration limit": "stopped at the iteration limit (not converged)",
              "stalled": "stopped without progress: the QP lost precision (feature values or C too large "
-                        "for double precision; not converged)"}[result.status]
+                        "for double precision; not converged)",
+             "precision limit": "stopped at the precision of double arithmetic: the gap cannot be certified "
+                                "below C * epsilon (epsilon too small for this objective; not converged)"}[result.status]
     return "\n".join([
         f"Optimization finished: {state} after {result.iterations} iterations",
         f"Upper bound on duality gap: {result.primal - result.dual:.5f}",

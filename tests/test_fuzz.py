@@ -560,6 +560,108 @@ def test_mutated_files_dense_layout(workdir, raw, extra):
     read_against_reference(workdir, raw, "dense", chunk_for(raw, extra))
 
 
+# ---- the quick classify path (svmstruct.quick) reads exactly what the full reader reads
+
+LONG_DIGITS = st.builds(lambda zeros, digits: "0" * zeros + digits, st.integers(0, 20),
+                        st.text("0123456789", min_size=1, max_size=22))
+
+
+@st.composite
+def plain_or_odd_file(draw):
+    """Mutated valid files, and lines whose qid and indices are long digit strings (leading zeros included)."""
+    if draw(st.booleans()):
+        raw, _ = draw(MUTATION_BASE)
+        return draw(mutated(raw))
+    lines = []
+    for _ in range(draw(st.integers(1, 4))):
+        qid = draw(st.one_of(st.none(), LONG_DIGITS))
+        indices = sorted(draw(st.lists(LONG_DIGITS, max_size=3)), key=lambda t: int(t))
+        tokens = [draw(st.sampled_from(["1", "0", "-1", "2.5"]))] + ([f"qid:{qid}"] if qid is not None else [])
+        tokens += [f"{i}:{draw(st.sampled_from(['1', '0.5', '-2', '1e3']))}" for i in indices]
+        lines.append(" ".join(tokens))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def rows_of(d):
+    X = sp.csr_matrix(d.X)
+    columns = np.arange(d.n_features) if d.columns is None else d.columns
+    return [[(int(columns[j]) + 1, float(v)) for j, v in zip(X[r].indices, X[r].data) if v != 0]
+            for r in range(d.n_docs)]
+
+
+@settings(max_examples=examples(600), **FAST)
+@given(raw=plain_or_odd_file())
+def test_the_quick_path_accepts_only_what_the_full_reader_reads_alike(workdir, raw):
+    """quick._parse either declines a file (None: the full path decides) or reads exactly the rows the full
+    reader reads: never a file the full reader rejects, never other values (the same file scores alike
+    whatever its size)."""
+    from svmstruct import quick
+
+    rows = quick._parse(raw)
+    if rows is None:
+        return
+    path = put(workdir, raw)
+    note(repr(raw))
+    d = data.read_svmlight(path)  # an InputError here is a disagreement
+    assert rows_of(d) == [[(i, v) for i, v in row if v != 0] for row in rows]
+
+
+# ---- eval's prediction reader: one number in svm_light's syntax per line, else an error naming the line
+
+SCORE = re.compile(r"[ \t]*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t]*\r?")
+
+
+@st.composite
+def predictions_file(draw):
+    values = draw(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1, max_size=8))
+    text = bytearray("".join(f"{v:.8f}\n" if draw(st.booleans()) else f"{v!r}\n" for v in values).encode())
+    for _ in range(draw(st.integers(0, 3))):
+        op = draw(st.sampled_from(["insert", "flip", "delete"]))
+        k = draw(st.integers(0, max(0, len(text) - 1)))
+        if op == "insert":
+            text[k:k] = draw(st.sampled_from([b"_", b" ", b"\t", b"e", b"x", b"nan", b"inf", "\u0661".encode(),
+                                              "\uff11".encode(), b"Q0 ", b"\r", b"\n", b"9" * 400, b"\x00"]))
+        elif op == "flip" and text:
+            text[k] = draw(st.integers(1, 255))
+        elif text:
+            del text[k]
+    return bytes(text)
+
+
+def reference_predictions(raw: bytes):
+    """(values) or the 1-based number of the first bad line, from the README's rule."""
+    text = raw.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    values = []
+    for number, line in enumerate(lines, 1):
+        if not SCORE.fullmatch(line) or not math.isfinite(float(line.strip())):
+            return number
+        values.append(float(line.strip()))
+    return values
+
+
+@settings(max_examples=examples(600), **FAST)
+@given(raw=predictions_file())
+def test_the_prediction_reader_takes_one_finite_number_a_line(workdir, raw):
+    from svmstruct import evaluate
+
+    path = put(workdir, raw, "p.txt")
+    note(repr(raw))
+    expected = reference_predictions(raw)
+    n = len(expected) if isinstance(expected, list) else raw.count(b"\n") + 1
+    try:
+        values = evaluate.read_predictions(path, n)
+    except InputError as e:
+        if isinstance(expected, list):  # only the count can be wrong, and it is not
+            raise AssertionError(f"valid predictions rejected: {e}") from None
+        assert e.line == expected or e.line is None and "predictions for" in e.message, (e, expected)
+        return
+    assert isinstance(expected, list), f"line {expected} accepted"
+    assert [bits(v) for v in values] == [bits(v) for v in expected]
+
+
 # --------------------------------------------------------------------------------------------------
 # model files
 

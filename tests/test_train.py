@@ -52,7 +52,7 @@ def test_converged_means_a_certified_gap(scale):
     if result.converged:
         assert result.primal - result.dual <= 1e4 * eps * (1 + 1e-6) + 1e-12 * abs(result.primal)
     else:
-        assert result.status in ("stalled", "iteration limit")
+        assert result.status in ("stalled", "iteration limit", "precision limit")
     if scale <= 1e3:
         assert result.converged
     assert np.all(np.isfinite(result.w))

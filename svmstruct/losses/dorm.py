@@ -37,10 +37,12 @@ import numpy as np
 from svmstruct.errors import InputError
 from svmstruct.losses import dorm_oracles
 from svmstruct.losses.base import Loss
-from svmstruct.options import REL_THRESHOLD, K, Option, above
+from svmstruct.options import LARGEST_SCALE, REL_THRESHOLD, K, Option, above_at_most, between, parse_number
 from svmstruct.problem import Reference, TrainingProblem
 
 MEASURE_MAP = "measure"
+LARGEST_POWER = 100.0  # pow:D: (i+1)^-D stays a normal double for D up to this and lists of millions
+LARGEST_GAIN_LABEL = 1023  # 2^label - 1, the gain of ndcg/dcg/mwta, overflows double precision beyond this
 
 
 def position_weights(spec: str, l: int) -> np.ndarray:
@@ -48,26 +50,27 @@ def position_weights(spec: str, l: int) -> np.ndarray:
     i = np.arange(1, l + 1, dtype=float)
     if spec.startswith("pow:"):
         try:
-            D = float(spec[4:])
+            D = parse_number(spec[4:])
         except ValueError:
-            raise InputError(f"--position-weights pow:D needs a number D, got '{spec}'") from None
-        if D <= 0:
-            raise InputError(f"--position-weights pow:D needs D > 0 (decreasing weights), got '{spec}'")
+            raise InputError("pow:D needs a finite number D") from None
+        if not 0 < D <= LARGEST_POWER:
+            raise InputError(f"pow:D needs 0 < D <= {LARGEST_POWER:g} (decreasing weights)")
         return (i + 1) ** -D
     if spec == "log":
         return 1.0 / np.log(i + 2)
     if spec == "loglog":
         return 1.0 / np.log(np.log(i + 2))
-    raise InputError(f"unknown --position-weights '{spec}' ({MEASURE_MAP}, pow:D, log, loglog)")
+    raise InputError(f"is not one of {MEASURE_MAP}, pow:D, log, loglog")
 
 
 def _check_position_weights(spec: str) -> str | None:
+    """The option's check (options.Option): what is wrong with the spec, or None."""
     if spec == MEASURE_MAP:
         return None
     try:
         position_weights(spec, 2)
     except InputError as e:
-        return e.message.replace(f"--position-weights {spec}", "").replace(f" '{spec}'", "").strip()
+        return e.message
     return None
 
 
@@ -77,9 +80,9 @@ POSITION_WEIGHTS = Option("position_weights", ("--position-weights",), "str",
                           "((i+1)^-D), log (1/ln(i+2)) or loglog (1/ln ln(i+2))", default=MEASURE_MAP,
                           check=_check_position_weights, metavar="W")
 ERU_ALPHA = Option("eru_alpha", ("--eru-alpha",), "float", "the viewing half-life alpha of ERU", default=5.0,
-                   check=above(1.0), metavar="A")
+                   check=above_at_most(1.0, LARGEST_SCALE), metavar="A")
 ERU_NEUTRAL = Option("eru_neutral", ("--eru-neutral",), "float", "the neutral vote d of ERU", default=0.0,
-                     metavar="D")
+                     check=between(-LARGEST_SCALE, LARGEST_SCALE), metavar="D")
 CUTOFF = K.but(default=10, help="the cut-off k of the measure (also -l ndcg@5)")
 
 
@@ -149,6 +152,14 @@ def oracle_plan(a, b) -> int:
     return -1
 
 
+def check_gain_labels(data) -> None:
+    """The gain 2^label - 1 of every label is a finite double: InputError naming the first line beyond."""
+    beyond = np.flatnonzero(data.y > LARGEST_GAIN_LABEL)
+    if len(beyond):
+        raise InputError(f"label {data.y[beyond[0]]:g}: its gain 2^label - 1 overflows double precision (labels up to "
+                         f"{LARGEST_GAIN_LABEL})", data.path, int(data.line[beyond[0]]))
+
+
 def query_map(name: str, spec: str, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
     """(c over the query's positions, the oracle's plan) of the joint feature map `spec` for one query."""
     if spec == MEASURE_MAP:
@@ -167,6 +178,8 @@ def _builder(name: str):
         neutral = float(opts.get("eru_neutral") or 0.0)
         threshold = float(opts.get("rel_threshold") or 0.0)
         n_docs = data.n_docs
+        if name in ("ndcg@k", "dcg@k", "mwta"):
+            check_gain_labels(data)
         # per row: the measure's position vector a and Psi's c (positions of the row's query), gain b
         a_rows, b_rows, c_rows, target_rows = (np.zeros(n_docs) for _ in range(4))
         los, his, best, plans = [], [], [], []

@@ -14,14 +14,16 @@ import scipy.sparse as sp
 from svmstruct.errors import InputError
 from svmstruct.losses import perf_oracles as po
 from svmstruct.losses.base import Loss
-from svmstruct.options import REL_THRESHOLD, K, Option, above, at_least
+from svmstruct.options import LARGEST_SCALE, REL_THRESHOLD, K, Option, above_at_most, between
 from svmstruct.problem import Reference, TrainingProblem
 
 BIAS = Option("bias", ("--b",), "float", "value of the constant feature appended to every document (svm_perf --b; "
-              "0: no bias); its weight is regularised and becomes the threshold", default=1.0, metavar="B")
+              "0: no bias); its weight is regularised and becomes the threshold", default=1.0,
+              check=between(-LARGEST_SCALE, LARGEST_SCALE), metavar="B")
 P = Option("p", ("--p",), "float", "k = P * #pos (svm_perf --p; 0: 0.5 for prec@k, 2 for rec@k)", default=0.0,
-           check=at_least(0.0), metavar="P")
-BETA = Option("beta", ("--beta",), "float", "the beta of F-beta", default=1.0, check=above(0.0), metavar="B")
+           check=between(0.0, LARGEST_SCALE), metavar="P")
+BETA = Option("beta", ("--beta",), "float", "the beta of F-beta", default=1.0,
+              check=above_at_most(0.0, LARGEST_SCALE), metavar="B")
 PER_QUERY = Option("per_query", ("--per-query",), "flag",
                    "every qid is an example and the loss is averaged over queries", default=False)
 ABSOLUTE_K = K.but(help="an absolute k instead of --p (also -l prec@10)")
