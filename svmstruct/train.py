@@ -471,13 +471,19 @@ def not_learned(result: TrainResult) -> str:
             "another -c, or another loss or feature map (README: 'When a model does not learn')")
 
 
+STATUS_TEXT = {
+    "converged": "converged",
+    "iteration limit": "stopped at the iteration limit (not converged)",
+    "stalled": "stopped without progress: the QP lost precision (feature values or C too large for double "
+               "precision; not converged)",
+    "precision limit": "stopped at the precision of double arithmetic: the gap cannot be certified below C * "
+                       "epsilon (epsilon too small for this objective; not converged)",
+}
+
+
 def summary(result: TrainResult) -> str:
     """svm_struct's closing lines (dval, pval, iterations, constraints) for the log."""
-    state = {"converged": "converged", "iteration limit": "stopped at the iteration limit (not converged)",
-             "stalled": "stopped without progress: the QP lost precision (feature values or C too large "
-                        "for double precision; not converged)",
-             "precision limit": "stopped at the precision of double arithmetic: the gap cannot be certified "
-                                "below C * epsilon (epsilon too small for this objective; not converged)"}[result.status]
+    state = STATUS_TEXT[result.status]
     return "\n".join([
         f"Optimization finished: {state} after {result.iterations} iterations",
         f"Upper bound on duality gap: {result.primal - result.dual:.5f}",
