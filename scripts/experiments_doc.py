@@ -14,6 +14,10 @@ SECTIONS = [  # (directory under exp/, command, title, what it shows)
      "sample. Every loss's C is chosen on the validation part by NDCG@10 (first part) or MRR (second part); "
      "test values per split and their mean, then per-query wins/losses of the DORM model against each other "
      "loss with Wilcoxon signed-rank p-values."),
+    ("longlists", "make exp-longlists", "The listwise losses on long candidate lists",
+     "120 documents a query (../shared/tools/make_synthetic_ltr.py, 46 features, seed 1): queries 1-200 train, "
+     "201-250 validate, 251-300 test, 301-1300 are a held-out set. Each run's C is chosen on the validation part "
+     "by its own measure."),
     ("mq2008", "make exp-mq2008", "SVM-map against the other losses on MQ2008 (Yue et al. 2007, Tables 9-11)",
      "C chosen on validation MAP; test MAP and NDCG@10 per fold and mean."),
     ("div", "make exp-div", "SVM-div on the paper's synthetic data (Yue & Joachims 2008, Figure 4)",
