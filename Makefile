@@ -54,7 +54,7 @@ clean:
 
 # ---- benchmarks and reports against the original programs (need ../shared)
 .PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle bench-assignment bench-hashed bench-engine bench-dask \
-	bench-startup bench-big parity-report
+	bench-startup bench-big bench-threads parity-report
 bench-perf: install
 	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
 
@@ -91,6 +91,10 @@ experiments-doc: install
 # svm_rank's scale case (generates the 424 MB synthetic file into exp/synth once)
 bench-synth: install
 	$(BIN)/python scripts/bench_synth_rank.py --shared $(SHARED) --file exp/synth/synth.txt
+
+# the thread policy (svmstruct/threads.py): parallel regions' start, kernels' cost per unit, learn beside CPU hogs
+bench-threads: install
+	$(BIN)/python scripts/bench_threads.py --shared $(SHARED)
 
 bench-dorm-oracle: install
 	$(BIN)/python scripts/bench_dorm_oracle.py 50 100 200 500 1000

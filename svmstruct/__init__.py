@@ -19,6 +19,9 @@ import os
 # Single-threaded BLAS unless the user chose otherwise; must happen before numpy loads its BLAS.
 for _variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
+# numba's OpenMP threads sleep between parallel regions instead of spinning (svmstruct.threads)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("KMP_BLOCKTIME", "0")
 
 __version__ = "0.3.0"
 

@@ -115,21 +115,25 @@ def _progress_printer(verbosity: int):
 
 
 def _set_threads(ctx, param, threads):
-    """--threads N: the numba kernels (oracles, readers, products) use N threads; their results do not
-    depend on N. Default: every core (numba's default)."""
+    """--threads N: the numba kernels (oracles, readers, products) use up to N threads; their results do not
+    depend on N. Default: svmstruct.threads.default_count() (the cores this process may use; 1 inside
+    make -jN)."""
     if threads is None:
         return
     import numba
 
+    from svmstruct import threads as policy
+
     available = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
     if threads > available:
         warn(f"--threads {threads}: only {available} threads are available here; using {available}")
-    numba.set_num_threads(min(threads, available))
+    policy.set_count(min(threads, available))
 
 
 THREADS_OPTION = click.option("--threads", type=Integer(1), default=None, expose_value=False,
                               callback=_set_threads, metavar="N",
-                              help="Threads of the parallel kernels (default: all cores); results do not depend on it.")
+                              help="Threads of the parallel kernels (default: the cores this process may use, "
+                                   "1 inside make -jN); results do not depend on it.")
 
 
 def _option_help(name: str) -> str:

@@ -13,12 +13,12 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
 from svmstruct import io
 from svmstruct import svmlight_parser as parser
+from svmstruct import threads as policy
 from svmstruct.errors import InputError
 
 
@@ -176,7 +176,7 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
     is the one reported).
     """
     name = "<stdin>" if path == "-" else path
-    threads = max(1, numba.get_num_threads())
+    threads = policy.count()
     with io.open_binary(path) as f, ThreadPoolExecutor(threads) as pool:
         if path == "-" or isinstance(f, gzip.GzipFile):
             chunks = [bytes(chunk) for chunk in _complete_chunks(f, name)]

@@ -38,9 +38,9 @@ class DistributedError(SvmStructError):
 
 def _set_threads(threads: int | None) -> None:
     if threads:
-        import numba
+        from svmstruct import threads as policy
 
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+        policy.set_count(threads)
 
 
 class Shard:

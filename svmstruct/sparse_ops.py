@@ -7,6 +7,8 @@ kernels read X in place.
 import numpy as np
 from numba import njit, prange
 
+from svmstruct import threads
+
 
 @njit(cache=True, parallel=True)
 def _csr_matvec_parallel(indptr, indices, data, w, out):
@@ -98,10 +100,14 @@ def matvec(X, w: np.ndarray) -> np.ndarray:
     """X @ w for a CSR matrix or a dense array X."""
     out = np.empty(X.shape[0])
     if isinstance(X, np.ndarray):
-        _dense_matvec(X, np.ascontiguousarray(w, dtype=np.float64), out)
+        with threads.for_work(threads.madds(X.size)):
+            _dense_matvec(X, np.ascontiguousarray(w, dtype=np.float64), out)
         return out
-    kernel = _csr_matvec_parallel if X.nnz >= PARALLEL_NNZ else _csr_matvec
-    kernel(X.indptr, X.indices, X.data, np.ascontiguousarray(w, dtype=np.float64), out)
+    if X.nnz >= PARALLEL_NNZ:
+        with threads.for_work(threads.madds(X.nnz)):
+            _csr_matvec_parallel(X.indptr, X.indices, X.data, np.ascontiguousarray(w, dtype=np.float64), out)
+    else:
+        _csr_matvec(X.indptr, X.indices, X.data, np.ascontiguousarray(w, dtype=np.float64), out)
     return out
 
 
@@ -110,10 +116,11 @@ def rmatvec(X, coef: np.ndarray) -> np.ndarray:
     coef = np.ascontiguousarray(coef, dtype=np.float64)
     if _nnz(X) >= PARALLEL_NNZ:
         partial = np.zeros((BLOCKS, X.shape[1]))
-        if isinstance(X, np.ndarray):
-            _dense_rmatvec_blocks(X, coef, partial)
-        else:
-            _csr_rmatvec_blocks(X.indptr, X.indices, X.data, coef, partial)
+        with threads.for_work(threads.madds(_nnz(X))):
+            if isinstance(X, np.ndarray):
+                _dense_rmatvec_blocks(X, coef, partial)
+            else:
+                _csr_rmatvec_blocks(X.indptr, X.indices, X.data, coef, partial)
         return partial.sum(axis=0)
     out = np.zeros(X.shape[1])
     if isinstance(X, np.ndarray):

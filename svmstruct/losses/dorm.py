@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from svmstruct import threads
 from svmstruct.errors import InputError
 from svmstruct.losses import dorm_oracles
 from svmstruct.losses.base import Loss
@@ -203,17 +204,21 @@ def _builder(name: str):
         starts, ends = np.array(los, dtype=np.int64), np.array(his, dtype=np.int64)
         best_values, plan_codes = np.array(best), np.array(plans, dtype=np.int64)
 
+        work, latent_work = threads.documents("dorm", n_docs), threads.documents("dorm-latent", n_docs)
+
         def most_violated(scores):
             dcoef = np.zeros(n_docs)
             deltas = np.empty(len(starts))
-            dorm_oracles.most_violated_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, a_rows,
-                                           b_rows, c_rows, target_rows, best_values, plan_codes, dcoef, deltas)
+            with threads.for_work(work):
+                dorm_oracles.most_violated_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, a_rows,
+                                               b_rows, c_rows, target_rows, best_values, plan_codes, dcoef, deltas)
             return dcoef, float(deltas.sum())
 
         def latent_target(scores):
             shift = np.zeros(n_docs)
-            dorm_oracles.latent_shift_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, b_rows,
-                                          c_rows, target_rows, plan_codes, shift)
+            with threads.for_work(latent_work):
+                dorm_oracles.latent_shift_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, b_rows,
+                                              c_rows, target_rows, plan_codes, shift)
             return shift
 
         return TrainingProblem(data.X, len(los), most_violated, skipped=data.n_examples - len(los),

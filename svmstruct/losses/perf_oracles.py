@@ -8,6 +8,7 @@ Delta in percent, Psi with the label rescaling that makes the objectives equal t
 import numpy as np
 from numba import njit, prange
 
+from svmstruct import threads
 from svmstruct.losses.map_oracles import average_precision_most_violated_fast, sorted_desc
 
 
@@ -255,6 +256,10 @@ def examples_most_violated(y, s, qptr, code, k_abs, frac, beta):
     """
     nq = len(qptr) - 1
     dcoef, deltas, used = np.zeros(len(y)), np.zeros(nq), np.zeros(nq, dtype=np.bool_)
-    kernel = _examples_parallel if nq >= 8 else _examples_serial
-    kernel(y, s, qptr, code, int(k_abs), float(frac), float(beta), dcoef, deltas, used)
+    work = threads.documents("perf", len(y))
+    if nq >= 8 and work >= threads.PARALLEL_SECONDS:
+        with threads.for_work(work):
+            _examples_parallel(y, s, qptr, code, int(k_abs), float(frac), float(beta), dcoef, deltas, used)
+    else:
+        _examples_serial(y, s, qptr, code, int(k_abs), float(frac), float(beta), dcoef, deltas, used)
     return dcoef, deltas, used

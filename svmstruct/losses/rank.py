@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from svmstruct import threads
 from svmstruct.errors import InputError
 from svmstruct.losses import rank_oracles
 from svmstruct.losses.base import Loss
@@ -19,14 +20,18 @@ def _pairs_builder(per_query_average: bool):
     def build(data, opts: dict) -> TrainingProblem:
         qptr = data.qptr
         y = np.ascontiguousarray(data.y, dtype=np.float64)
-        ranks, levels, pairs = rank_oracles.query_label_ranks(y, qptr)
+        with threads.for_work(threads.documents("labels", len(y))):
+            ranks, levels, pairs = rank_oracles.query_label_ranks(y, qptr)
         total = int(pairs.sum())
         if total == 0:
             raise InputError("no query has documents with different labels: no pair to rank", data.path)
         n = len(pairs)
 
+        work = threads.documents("pairs", len(y))
+
         def most_violated(scores):
-            return rank_oracles.pairs_most_violated(scores, qptr, ranks, levels, pairs, per_query_average)
+            with threads.for_work(work):
+                return rank_oracles.pairs_most_violated(scores, qptr, ranks, levels, pairs, per_query_average)
 
         return TrainingProblem(
             data.X, n, most_violated,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from svmstruct import threads
 from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
 from svmstruct.losses.map_oracles import map_most_violated
@@ -23,8 +24,11 @@ def build(data, opts: dict) -> TrainingProblem:
     if not used.any():
         raise InputError("no query has both relevant and non-relevant documents", data.path)
 
+    work = threads.documents("map", len(relevant))
+
     def most_violated(scores):
-        return map_most_violated(relevant, scores, qptr)
+        with threads.for_work(work):
+            return map_most_violated(relevant, scores, qptr)
 
     examples = [(int(qptr[q]), int(qptr[q + 1])) for q in np.flatnonzero(used)]
     return TrainingProblem(data.X, int(used.sum()), most_violated, skipped=int((~used).sum()),

@@ -1,0 +1,103 @@
+"""How many threads the numba kernels use: a policy that never makes a run slower than one thread.
+
+Three parts (measured by scripts/bench_threads.py, `make bench-threads`):
+- Waiting threads sleep instead of spinning (OMP_WAIT_POLICY=PASSIVE and KMP_BLOCKTIME=0, set by
+  svmstruct/__init__.py before numba loads its OpenMP runtime, unless the user set them). numba's OpenMP
+  threads otherwise spin between parallel regions: on cores shared with other jobs (`make -j2`, a CI runner) every region then waits for a descheduled spinner,
+  and MQ2008 S1's `pairs` training took 3.3 s instead of 0.04 s beside two CPU hogs.
+- A sleeping team costs ~60 µs to wake, so a kernel runs in parallel only when its work on one thread
+  would take longer than PARALLEL_SECONDS (for_work: each call site states its work in that kernel's
+  measured nanoseconds per unit); below, it runs on the calling thread alone.
+- The default number of threads (count) is what the process may use: the cores of its CPU affinity, no
+  more than OMP_NUM_THREADS or NUMBA_NUM_THREADS when set, and one inside `make -jN` (MAKEFLAGS holds -j:
+  make runs N jobs side by side, each should use one core). `--threads N` overrides it.
+Results never depend on the number of threads (tests/test_cli.py checks the bytes of the models).
+"""
+from __future__ import annotations
+
+import os
+import re
+
+PARALLEL_SECONDS = 1e-3  # one-thread work (s) above which a parallel region pays for its ~60 µs start
+# one-thread cost of a kernel's unit of work, in nanoseconds (scripts/bench_threads.py on this project's
+# 2-core machine: multiply-adds of a product with X, documents of an oracle)
+NS_PER_MADD = 0.6
+NS_PER_DOCUMENT = {"pairs": 70.0, "map": 63.0, "dorm": 103.0, "dorm-latent": 102.0, "perf": 43.0, "labels": 20.0}
+
+_chosen: int | None = None  # --threads, or set_count from the library
+
+
+def _positive(name: str) -> int | None:
+    value = os.environ.get(name, "").strip().split(",")[0]
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def inside_make_jobs(makeflags: str | None = None) -> bool:
+    """True inside `make -jN` with N > 1 (or an unbounded -j), which runs jobs side by side."""
+    flags = os.environ.get("MAKEFLAGS", "") if makeflags is None else makeflags
+    for word in flags.split():
+        if word.startswith("--jobserver"):
+            return True
+        match = re.fullmatch(r"-?[a-zA-Z]*j(\d*)[a-zA-Z]*", word) if not word.startswith("--") else None
+        if match and (match.group(1) == "" or int(match.group(1)) > 1):
+            return True
+    return False
+
+
+def default_count() -> int:
+    """The threads a run uses when nobody chose (see the module docstring)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    for name in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        limit = _positive(name)
+        if limit:
+            cores = min(cores, limit)
+    if inside_make_jobs():
+        return 1
+    return max(1, cores)
+
+
+def set_count(n: int | None) -> None:
+    """Choose the number of threads (None: the default again); at most numba's pool size."""
+    global _chosen
+    _chosen = n
+
+
+def count() -> int:
+    """The number of threads kernels may use: the chosen one, else default_count(), within numba's pool."""
+    import numba
+
+    wanted = _chosen if _chosen is not None else default_count()
+    return max(1, min(wanted, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
+
+
+class for_work:
+    """`with threads.for_work(seconds):` around a parallel kernel call: count() threads when the call's
+    one-thread work is at least PARALLEL_SECONDS, else one (the caller's)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def __enter__(self):
+        import numba
+
+        self.before = numba.get_num_threads()
+        numba.set_num_threads(count() if self.seconds >= PARALLEL_SECONDS else 1)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import numba
+
+        numba.set_num_threads(self.before)
+
+
+def documents(kind: str, n: int) -> float:
+    """The one-thread seconds of an oracle of this kind over n documents."""
+    return n * NS_PER_DOCUMENT[kind] * 1e-9
+
+
+def madds(n: int) -> float:
+    """The one-thread seconds of a product with n nonzeros (or dense entries)."""
+    return n * NS_PER_MADD * 1e-9
