@@ -3,8 +3,9 @@
 Three parts (measured by scripts/bench_threads.py, `make bench-threads`):
 - Waiting threads sleep instead of spinning (OMP_WAIT_POLICY=PASSIVE and KMP_BLOCKTIME=0, set by
   svmstruct/__init__.py before numba loads its OpenMP runtime, unless the user set them). numba's OpenMP
-  threads otherwise spin between parallel regions: on cores shared with other jobs (`make -j2`, a CI runner) every region then waits for a descheduled spinner,
-  and MQ2008 S1's `pairs` training took 3.3 s instead of 0.04 s beside two CPU hogs.
+  threads otherwise spin between parallel regions: on cores shared with other jobs (`make -j2`, a CI
+  runner) every region then waits for a descheduled spinner, and MQ2008 S1's `pairs` training took
+  3.3 s instead of 0.04 s beside two CPU hogs.
 - A sleeping team costs ~60 µs to wake, so a kernel runs in parallel only when its work on one thread
   would take longer than PARALLEL_SECONDS (for_work: each call site states its work in that kernel's
   measured nanoseconds per unit); below, it runs on the calling thread alone.
