@@ -14,7 +14,7 @@ import numpy as np
 
 from svmstruct import __version__
 from svmstruct.errors import NumericalError, SvmStructError
-from svmstruct.options import UsageError
+from svmstruct.options import SCORE_FORMATS, UsageError
 
 DEFAULT_C = 1.0
 ALGORITHMS_1SLACK = ("3", "4")  # svm_perf/svm_struct -w values that mean the 1-slack algorithm
@@ -173,16 +173,6 @@ def _default_loss() -> str:
     from svmstruct import losses
 
     return losses.DEFAULT
-
-
-def _all_formats() -> list:
-    from svmstruct import losses
-    from svmstruct.losses.base import SCORE_FORMATS
-
-    formats = list(SCORE_FORMATS)
-    for loss in losses.REGISTRY.values():
-        formats += [f for f in loss.formats if f not in formats]
-    return formats
 
 
 def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, single_precision, layout,
@@ -406,7 +396,7 @@ def classify_command(output_format, tag, verbosity, test_file, model_file, outpu
     io.check_writable(output)
     trained = model.load_model(model_file)
     loss = losses.REGISTRY.get(trained.loss)
-    formats = loss.formats if loss else _all_formats()[:2]
+    formats = loss.formats if loss else SCORE_FORMATS
     fmt = output_format or formats[0]
     if fmt not in formats:
         raise UsageError(f"--format {fmt} does not apply to a {trained.loss} model (it writes {', '.join(formats)})")
@@ -428,7 +418,7 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
     With several prediction files: a paired comparison against the first (means, per-query
     wins/losses, Wilcoxon signed-rank and paired t-test p-values).
     """
-    from svmstruct import data, evaluate, io, measures, selection, trec
+    from svmstruct import evaluate, io, measures, quick, trec
 
     if [test_file, *predictions].count(io.STDIO) > 1:
         raise UsageError("only one of TEST_FILE and PREDICTIONS can be read from stdin")
@@ -440,12 +430,19 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
             raise UsageError("--subtopics evaluates one selections file at a time")
     else:
         for name in names:
-            selection.check_measure(name)
+            try:
+                measures.lookup(name)
+            except KeyError as e:
+                raise UsageError(e.args[0]) from None
     if write_qrels:
         io.check_distinct([("--write-qrels", write_qrels)], [("TEST_FILE", test_file), ("--subtopics", subtopics),
                                                              *(("PREDICTIONS", path) for path in predictions)])
         io.check_writable(write_qrels)
-    dataset = data.read_svmlight(test_file)
+    dataset = None if subtopics else quick.read_labels(test_file)  # labels, qids, docids without numba
+    if dataset is None:
+        from svmstruct import data
+
+        dataset = data.read_svmlight(test_file)
     if subtopics:
         from svmstruct.diversity import measures as div_measures
 
@@ -498,14 +495,38 @@ def losses_command():
                    + (f"  [{flags}]" if flags else ""))
 
 
+class _Commands(click.Group):
+    """The command group, each command built when it is used: `eval` or `classify` then never imports the
+    loss registry (numba, scipy) that `learn`'s generated options need."""
+
+    def __init__(self, factories: dict, **kwargs):
+        super().__init__(**kwargs)
+        self.factories = factories
+
+    def list_commands(self, ctx) -> list:
+        return list(self.factories)
+
+    def get_command(self, ctx, name):
+        if name not in self.commands and name in self.factories:
+            self.add_command(self.factories[name](), name)
+        return self.commands.get(name)
+
+
 def build_cli() -> click.Group:
     """The command group, with `learn`'s loss options generated from the registry as it is now."""
-    from svmstruct import normalize
 
-    @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+    @click.group(cls=_Commands, factories={"learn": _learn, "classify": _classify, "eval": _eval, "qrels": _qrels,
+                                           "div-baseline": _div_baseline, "losses": _losses},
+                 context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(version=__version__, prog_name="svmstruct")
     def cli():
         """Structural SVMs that optimise the measure you are judged by (1-slack cutting plane, OSQP, numba)."""
+
+    return cli
+
+
+def _learn() -> click.Command:
+    from svmstruct import normalize
 
     learn = learn_command
     for decorator in reversed([
@@ -560,11 +581,13 @@ def build_cli() -> click.Group:
         click.argument("model_file"),
     ]):
         learn = decorator(learn)
-    cli.command(name="learn")(learn)
+    return click.command(name="learn")(learn)
 
+
+def _classify() -> click.Command:
     classify = classify_command
     for decorator in reversed([
-        click.option("--format", "output_format", type=click.Choice(_all_formats()), default=None,
+        click.option("--format", "output_format", default=None, metavar="FORMAT",
                      help="scores: one %.8f score per input line (default); trec: `qid Q0 docid rank score tag`; "
                           "selections: a div model's K documents per candidate set (its default)."),
         click.option("--tag", type=Tag(), default="svmstruct", show_default=True, help="Run tag of the TREC format."),
@@ -576,8 +599,10 @@ def build_cli() -> click.Group:
         click.argument("output", default="-"),
     ]):
         classify = decorator(classify)
-    cli.command(name="classify")(classify)
+    return click.command(name="classify")(classify)
 
+
+def _eval() -> click.Command:
     evaluate = evaluate_command
     for decorator in reversed([
         click.option("-m", "measure_names", multiple=True,
@@ -599,13 +624,17 @@ def build_cli() -> click.Group:
         click.argument("predictions", nargs=-1, required=True),
     ]):
         evaluate = decorator(evaluate)
-    cli.command(name="eval")(evaluate)
+    return click.command(name="eval")(evaluate)
 
+
+def _qrels() -> click.Command:
     qrels = qrels_command
     for decorator in reversed([click.argument("test_file"), click.argument("output", default="-")]):
         qrels = decorator(qrels)
-    cli.command(name="qrels")(qrels)
+    return click.command(name="qrels")(qrels)
 
+
+def _div_baseline() -> click.Command:
     baseline = div_baseline_command
     for decorator in reversed([
         click.option("--method", type=click.Choice(["unweighted", "essential-pages", "random"]), default="unweighted",
@@ -624,10 +653,11 @@ def build_cli() -> click.Group:
         click.argument("output", default="-"),
     ]):
         baseline = decorator(baseline)
-    cli.command(name="div-baseline")(baseline)
+    return click.command(name="div-baseline")(baseline)
 
-    cli.command(name="losses")(losses_command)
-    return cli
+
+def _losses() -> click.Command:
+    return click.command(name="losses")(losses_command)
 
 
 def main(argv=None) -> None:

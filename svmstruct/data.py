@@ -19,43 +19,9 @@ import scipy.sparse as sp
 from svmstruct import io
 from svmstruct import svmlight_parser as parser
 from svmstruct import threads as policy
+from svmstruct.documents import Dataset, Docids, check_unique_docids, docid_from_comment, group_queries  # noqa: F401
 from svmstruct.errors import InputError
 
-
-@dataclass
-class Dataset:
-    """A labelled SVMlight file.
-
-    Row r of X is data line r; column j holds feature index j+1 (indices are 1-based in the file).
-    Example e (a query, or the whole file when there is no qid) is rows qptr[e]:qptr[e+1].
-    """
-
-    X: sp.csr_matrix  # float64, n_docs x n_features
-    y: np.ndarray  # float64 targets
-    qid: np.ndarray  # int64, 0 where a line has no qid
-    qptr: np.ndarray  # int64, n_examples + 1 row boundaries
-    docids: "Docids"  # str per row: "docid = X" from the comment, else its first token, else "L<line>"
-    line: np.ndarray  # int64 source line number (1-based) of each row
-    path: str
-    has_qid: bool
-    # feature index - 1 of every column when the file's indices are sparse (hashed ids up to 2^31 - 1 are
-    # stored as the distinct ids used, not as columns up to the largest); None: column j is index j + 1
-    columns: np.ndarray | None = None
-
-    @property
-    def n_docs(self) -> int:
-        return self.X.shape[0]
-
-    @property
-    def n_features(self) -> int:
-        return self.X.shape[1]
-
-    @property
-    def n_examples(self) -> int:
-        return len(self.qptr) - 1
-
-
-_DOCID = re.compile(rb"docid\s*=\s*(\S+)")
 CHUNK = 1 << 22  # bytes of text parsed per kernel call (threads + 1 in flight): memory stays near the final arrays
 # values the kernel's fast path leaves to Python: plain decimals only (float() would also take '1_0',
 # non-ASCII digits and surrounding Unicode spaces), and the spellings of nan/inf, which are not finite
@@ -101,63 +67,6 @@ def _complete_chunks(f, name: str, buffers: int = 1):
             following = pool[turn] = bytearray(len(buf))
         following[:kept] = buf[cut:total]
         buf = following
-
-
-class Docids:
-    """The docids of a file, stored compactly (one byte string + offsets); indexing gives str."""
-
-    def __init__(self):
-        self._parts: list = []  # byte strings, each holding one or more docids
-        self._lengths: list = []  # their docids' lengths (a list or an array per part)
-
-    def append(self, docid: str) -> None:
-        encoded = docid.encode()
-        self._parts.append(encoded)
-        self._lengths.append([len(encoded)])
-
-    def extend(self, docids: list) -> None:
-        """Docids as read from a file (bytes); invalid UTF-8 is replaced as docid_from_comment does.
-        Kept as one byte string per call (a chunk of a file), not one object per docid."""
-        blob = b"".join(docids)
-        if not blob.isascii():
-            docids = [d.decode("utf-8", "replace").encode() for d in docids]
-            blob = b"".join(docids)
-        self._parts.append(blob)
-        self._lengths.append(np.fromiter(map(len, docids), dtype=np.int64, count=len(docids)))
-
-    def freeze(self) -> "Docids":
-        self._blob = b"".join(self._parts)
-        lengths = np.concatenate([np.asarray(x, dtype=np.int64) for x in self._lengths]) if self._lengths \
-            else np.zeros(0, dtype=np.int64)
-        self._offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=self._offsets[1:])
-        del self._parts, self._lengths
-        return self
-
-    def __len__(self) -> int:
-        return len(self._offsets) - 1
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        return self._blob[self._offsets[i]:self._offsets[i + 1]].decode()
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
-
-    def __eq__(self, other):
-        return list(self) == list(other)
-
-
-def docid_from_comment(comment: bytes) -> str | None:
-    """`docid = X` / `docid=X` in the comment (LETOR), else its first token."""
-    m = _DOCID.search(comment)
-    if m:
-        return m.group(1).decode("utf-8", "replace")
-    tokens = comment.split()
-    return tokens[0].decode("utf-8", "replace") if tokens else None
 
 
 def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, layout: str = "sparse") -> Dataset:
@@ -460,20 +369,6 @@ def _concatenate_by_index(datasets: list, name: str | None) -> Dataset:
     return merged
 
 
-def check_unique_docids(dataset: Dataset) -> None:
-    """InputError naming both lines when a docid appears twice in one query: TREC runs and qrels need
-    unique docids (trec_eval refuses duplicates) and eval breaks ties by docid."""
-    for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:]):
-        seen: dict = {}
-        for r in range(int(lo), int(hi)):
-            docid = dataset.docids[r]
-            if docid in seen:
-                raise InputError(f"docid {docid} appears twice in query {dataset.qid[r]} (lines "
-                                 f"{dataset.line[seen[docid]]} and {dataset.line[r]}): runs, qrels and per-query "
-                                 "measures need one document per docid", dataset.path, int(dataset.line[r]))
-            seen[docid] = r
-
-
 def largest_magnitude(dataset: Dataset) -> float:
     """The largest |x| of the features (0 for an empty matrix)."""
     values = dataset.X if isinstance(dataset.X, np.ndarray) else dataset.X.data
@@ -500,25 +395,6 @@ def _qid_error(out: _Arrays, rows: int, name: str) -> InputError | None:
         except InputError as e:
             return e
     return error
-
-
-def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:
-    """Row boundaries of the runs of equal qid; a qid that reappears after another is an error."""
-    starts = np.flatnonzero(np.diff(qid)) + 1
-    qptr = np.concatenate(([0], starts, [len(qid)])).astype(np.int64)
-    first = qid[qptr[:-1]]
-    order = np.argsort(first, kind="stable")
-    dup = np.flatnonzero(first[order][1:] == first[order][:-1])
-    if len(dup):
-        earliest = int(np.argmin(line[qptr[order[dup + 1]]]))  # the reappearance earliest in the file
-        a, b = order[dup[earliest]], order[dup[earliest] + 1]
-        raise InputError(
-            f"qid {first[b]} reappears after another qid (first seen at line {line[qptr[a]]}); "
-            "lines of one query must be contiguous",
-            name,
-            int(line[qptr[b]]),
-        )
-    return qptr
 
 
 def concatenate(datasets: list, name: str | None = None) -> Dataset:

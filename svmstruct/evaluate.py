@@ -7,10 +7,11 @@ import re
 import numpy as np
 
 from svmstruct import io, measures
-from svmstruct.data import check_unique_docids
+from svmstruct.documents import check_unique_docids
 from svmstruct.errors import InputError
 
 _SCORE = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"  # svm_light's number syntax (options)
+_NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)\Z", re.IGNORECASE)
 _SCORE_LINE = re.compile(rf"[ \t]*({_SCORE})[ \t]*\r?\Z")
 _SCORE_FILE = re.compile(rf"(?:[ \t]*{_SCORE}[ \t]*\r?\n)*(?:[ \t]*{_SCORE}[ \t]*\r?)?\Z")
 
@@ -56,6 +57,8 @@ def _score(line: str, name: str, lineno: int) -> float:
                          "PREDICTIONS are classify's scores, one per data line", name, lineno)
     if len(tokens) > 1:
         raise InputError(f"{len(tokens)} fields where one score was expected", name, lineno)
+    if _NON_FINITE.match(tokens[0]):
+        raise InputError(f"score is not finite: '{tokens[0]}'", name, lineno)
     raise InputError(f"not a number: '{tokens[0]}'", name, lineno)
 
 

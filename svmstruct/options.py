@@ -17,6 +17,7 @@ from svmstruct.errors import InputError
 # svm_light's number syntax (what strtod reads completely): no underscores, no non-ASCII digits, no spaces
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+SCORE_FORMATS = ("scores", "trec")  # what classify writes for a model that scores (losses.base.Loss.formats)
 LARGEST_INTEGER = 2**31 - 1  # integer options (k, feature ids) are at most this
 LARGEST_SCALE = 1e6  # scale-like options (--b, --p, --beta, ERU's alpha and neutral vote) stay within this
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmstruct.data import check_unique_docids
+from svmstruct.documents import check_unique_docids
 from svmstruct.measures import trec_order
 
 

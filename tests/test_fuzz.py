@@ -592,18 +592,23 @@ def rows_of(d):
 @settings(max_examples=examples(600), **FAST)
 @given(raw=plain_or_odd_file())
 def test_the_quick_path_accepts_only_what_the_full_reader_reads_alike(workdir, raw):
-    """quick._parse either declines a file (None: the full path decides) or reads exactly the rows the full
-    reader reads: never a file the full reader rejects, never other values (the same file scores alike
-    whatever its size)."""
+    """quick._parse (classify) and quick.read_labels (eval) either decline a file (None: the full path decides)
+    or read exactly what the full reader reads: never a file the full reader rejects, never other values (the
+    same file scores and evaluates alike whatever its size)."""
     from svmstruct import quick
 
-    rows = quick._parse(raw)
-    if rows is None:
-        return
     path = put(workdir, raw)
     note(repr(raw))
+    rows, labels = quick._parse(raw), quick.read_labels(path)
+    if rows is None and labels is None:
+        return
     d = data.read_svmlight(path)  # an InputError here is a disagreement
-    assert rows_of(d) == [[(i, v) for i, v in row if v != 0] for row in rows]
+    if rows is not None:
+        assert rows_of(d) == [[(i, v) for i, v in row if v != 0] for row in rows]
+    if labels is not None:  # eval's reader of labels, qids and docids
+        assert [bits(v) for v in labels.y] == [bits(v) for v in d.y]
+        assert np.array_equal(labels.qid, d.qid) and np.array_equal(labels.qptr, d.qptr)
+        assert np.array_equal(labels.line, d.line) and list(labels.docids) == list(d.docids)
 
 
 # ---- eval's prediction reader: one number in svm_light's syntax per line, else an error naming the line

@@ -130,3 +130,27 @@ def test_classify_on_a_small_file_loads_neither_numba_nor_scipy(models, tmp_path
     assert run.returncode == 0 and run.stdout.strip() == "[]", run.stdout + run.stderr
     with_option = invoke("classify", "-v", "0", str(small), str(path))  # an option: the full path
     assert (tmp_path / "out").read_text() == with_option.stdout == full_path(str(small), model.load_model(str(path)))
+
+
+def test_eval_of_a_letor_file_loads_neither_numba_nor_scipy_and_reports_as_the_full_reader(models, tmp_path):
+    """eval needs labels, qids and docids: a plain file up to quick.LABELS bytes is read without numba or scipy,
+    and the report is the one the full reader's dataset gives."""
+    from svmstruct import data, evaluate
+
+    trained, path, fmt = models["map"]
+    saved(trained, path, fmt)
+    test = SMALL_RANKING / "test.txt"
+    preds = tmp_path / "p"
+    assert invoke("classify", test, path, preds).returncode == 0
+    script = ("import sys; from svmstruct import cli\ntry:\n    cli.main(['eval', '-m', 'map', '-m', 'ndcg@10', "
+              "sys.argv[1], sys.argv[2]])\nfinally:\n    print(sorted(m for m in ('numba', 'scipy') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", script, str(test), str(preds)], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.strip().endswith("[]"), run.stdout + run.stderr
+    light, full = quick.read_labels(str(test)), data.read_svmlight(str(test))
+    assert light is not None
+    for field in ("y", "qid", "qptr", "line"):
+        assert np.array_equal(getattr(light, field), getattr(full, field)), field
+    assert list(light.docids) == list(full.docids) and light.has_qid == full.has_qid
+    scores = evaluate.read_predictions(str(preds), full.n_docs)
+    names = ["map", "ndcg@10", "P_10", "mrr", "error", "rocarea"]
+    assert evaluate.measure_table(light, scores, names) == evaluate.measure_table(full, scores, names)

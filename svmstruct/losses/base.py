@@ -17,9 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from svmstruct.options import Option, UsageError
-
-SCORE_FORMATS = ("scores", "trec")
+from svmstruct.options import SCORE_FORMATS, Option, UsageError
 
 
 @dataclass(frozen=True)
