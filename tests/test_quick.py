@@ -143,7 +143,8 @@ def test_eval_of_a_letor_file_loads_neither_numba_nor_scipy_and_reports_as_the_f
     preds = tmp_path / "p"
     assert invoke("classify", test, path, preds).returncode == 0
     script = ("import sys; from svmstruct import cli\ntry:\n    cli.main(['eval', '-m', 'map', '-m', 'ndcg@10', "
-              "sys.argv[1], sys.argv[2]])\nfinally:\n    print(sorted(m for m in ('numba', 'scipy') if m in sys.modules))")
+              "sys.argv[1], sys.argv[2]])\nfinally:\n"
+              "    print(sorted(m for m in ('numba', 'scipy') if m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", script, str(test), str(preds)], capture_output=True, text=True)
     assert run.returncode == 0 and run.stdout.strip().endswith("[]"), run.stdout + run.stderr
     light, full = quick.read_labels(str(test)), data.read_svmlight(str(test))
