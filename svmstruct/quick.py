@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 
-SMALL = 1 << 16  # bytes
+SMALL = 1 << 21  # bytes: classify scores files up to this size here (MQ2008 S5, 1.8 MB: 0.33 s against 0.81 s)
 LABELS = 1 << 22  # bytes: eval reads files up to this size here (~20 µs a LETOR line)
 _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _PAIR = re.compile(rb"([0-9]+):(\S+)\Z")
