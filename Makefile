@@ -54,7 +54,7 @@ clean:
 
 # ---- benchmarks and reports against the original programs (need ../shared)
 .PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle bench-assignment bench-hashed bench-engine bench-dask \
-	bench-startup bench-big bench-threads parity-report
+	bench-startup bench-big bench-threads bench-batch parity-report
 bench-perf: install
 	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
 
@@ -91,6 +91,11 @@ experiments-doc: install
 # svm_rank's scale case (generates the 424 MB synthetic file into exp/synth once)
 bench-synth: install
 	$(BIN)/python scripts/bench_synth_rank.py --shared $(SHARED) --file exp/synth/synth.txt
+
+# the README's Makefile experiment pattern (45 runs on MQ2008) with make -j1, -j2 and beside CPU hogs; with
+# ANCHOR_BIN=dir holding svm_rank_learn, svm_rank_classify and trec_eval, the pairs runs against them
+bench-batch: install
+	$(BIN)/python scripts/bench_batch.py --shared $(SHARED) --out exp/batch
 
 # the thread policy (svmstruct/threads.py): parallel regions' start, kernels' cost per unit, learn beside CPU hogs
 bench-threads: install

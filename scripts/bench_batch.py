@@ -1,0 +1,122 @@
+"""A batch of experiments as users run them: the README's Makefile pattern, timed.
+
+5 MQ2008 folds x `pairs`, `map`, `ndcg@10` x C in {0.1, 1, 10}: learn, classify and eval per run (45 runs,
+135 processes), written as a Makefile into exp/batch and run with `make -j1` and `make -j2` on an idle
+machine, and with -j1 beside two CPU hogs. Where ANCHOR_BIN holds svm_rank_learn, svm_rank_classify and
+trec_eval, the `pairs` runs are also made with them (the same -c; trec_eval on the qrels and a TREC run of
+svm_rank's predictions), next to ours alone on the same 15 runs; without them that column is skipped.
+Usage: python scripts/bench_batch.py [--shared ../shared] [--out exp/batch]
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import experiment
+
+LOSSES = ["pairs", "map", "ndcg@10"]
+CS = ["0.1", "1", "10"]
+
+MAKEFILE = """\
+# the README's experiment pattern: data/FOLD/{train,vali,test}.txt -> out/FOLD/LOSS-C.{model,pred,eval}
+SVM ?= svmstruct
+FOLDS := Fold1 Fold2 Fold3 Fold4 Fold5
+LOSSES := pairs map ndcg@10
+CS := 0.1 1 10
+EVALS := $(foreach f,$(FOLDS),$(foreach l,$(LOSSES),$(foreach c,$(CS),out/$(f)/$(l)-$(c).eval)))
+ANCHOR_EVALS := $(foreach f,$(FOLDS),$(foreach c,$(CS),anchor/$(f)/rank-$(c).eval))
+OURS_PAIRS := $(foreach f,$(FOLDS),$(foreach c,$(CS),out/$(f)/pairs-$(c).eval))
+
+all: $(EVALS)
+pairs: $(OURS_PAIRS)
+anchor: $(ANCHOR_EVALS)
+.SECONDARY:
+
+out/%.model:
+\t@mkdir -p $(@D)
+\t$(SVM) learn -l $(word 1,$(subst -, ,$(*F))) -c $(word 2,$(subst -, ,$(*F))) -v 0 data/$(*D)/train.txt $@
+out/%.pred: out/%.model
+\t$(SVM) classify data/$(*D)/test.txt $< $@
+out/%.eval: out/%.pred
+\t$(SVM) eval -m map -m ndcg@10 data/$(*D)/test.txt $< > $@
+
+anchor/%.model:
+\t@mkdir -p $(@D)
+\t$(ANCHOR_BIN)/svm_rank_learn -c $(word 2,$(subst -, ,$(*F))) -e 0.001 data/$(*D)/train.txt $@ > /dev/null
+anchor/%.pred: anchor/%.model
+\t$(ANCHOR_BIN)/svm_rank_classify data/$(*D)/test.txt $< $@ > /dev/null
+anchor/%.eval: anchor/%.pred
+\tawk '{d=$$0; sub(/.*docid = /,"",d); sub(/ .*/,"",d); split($$2,q,":"); print q[2], "0", d, $$1}' \\
+\t    data/$(*D)/test.txt > $(@D)/qrels-$(*F)
+\tpaste -d' ' $< data/$(*D)/test.txt | awk '{d=$$0; sub(/.*docid = /,"",d); sub(/ .*/,"",d); \\
+\t    split($$3,q,":"); print q[2], "Q0", d, NR, $$1, "svm_rank"}' > $(@D)/run-$(*F)
+\t$(ANCHOR_BIN)/trec_eval -m map -m ndcg_cut.10 $(@D)/qrels-$(*F) $(@D)/run-$(*F) > $@
+"""
+
+
+def folds(shared: Path, out: Path) -> None:
+    for name, train, vali, test in experiment.mq2008_folds(shared):
+        folder = out / "data" / name.split()[1].replace("F", "Fold")
+        folder.mkdir(parents=True, exist_ok=True)
+        for part, files in (("train", train), ("vali", vali), ("test", test)):
+            target = folder / f"{part}.txt"
+            if not target.exists():
+                target.write_bytes(b"".join(Path(f).read_bytes() for f in files))
+
+
+def timed_make(out: Path, target: str, jobs: int, svm: str, env_extra: dict | None = None) -> float:
+    for folder in ("out", "anchor"):
+        shutil.rmtree(out / folder, ignore_errors=True)
+    start = time.perf_counter()
+    run = subprocess.run(["make", "-s", f"-j{jobs}", target, f"SVM={svm}"], cwd=out, capture_output=True, text=True,
+                         env={**os.environ, **(env_extra or {})})
+    if run.returncode:
+        sys.exit(run.stderr[-3000:])
+    return time.perf_counter() - start
+
+
+class Hogs:
+    def __enter__(self):
+        self.hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+        return self
+
+    def __exit__(self, *exc):
+        for hog in self.hogs:
+            hog.kill()
+            hog.wait()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared"))
+    parser.add_argument("--out", default="exp/batch")
+    args = parser.parse_args()
+    out = Path(args.out)
+    folds(Path(args.shared), out)
+    (out / "Makefile").write_text(MAKEFILE)
+    svm = str(Path(sys.executable).with_name("svmstruct"))
+    runs = len(LOSSES) * len(CS) * 5
+    print(f"{runs} runs (learn, classify, eval each) on MQ2008's 5 folds: {', '.join(LOSSES)} x C {', '.join(CS)}")
+    one = timed_make(out, "all", 1, svm)
+    two = timed_make(out, "all", 2, svm)
+    with Hogs():
+        busy = timed_make(out, "all", 1, svm)
+    print(f"  make -j1 {one:6.1f} s ({one / runs:.2f} s a run)   make -j2 {two:6.1f} s ({one / two:.2f}x faster)   "
+          f"make -j1 beside two CPU hogs {busy:6.1f} s")
+    anchor = os.environ.get("ANCHOR_BIN")
+    needed = ("svm_rank_learn", "svm_rank_classify", "trec_eval")
+    pairs = timed_make(out, "pairs", 2, svm)
+    if anchor and all((Path(anchor) / b).exists() for b in needed):
+        theirs = timed_make(out, "anchor", 2, svm, {"ANCHOR_BIN": anchor})
+        print(f"  the 15 pairs runs, make -j2: svmstruct {pairs:.1f} s, svm_rank + trec_eval {theirs:.1f} s "
+              f"({pairs / theirs:.2f}x)")
+    else:
+        print(f"  the 15 pairs runs, make -j2: svmstruct {pairs:.1f} s (svm_rank + trec_eval: ANCHOR_BIN does not hold "
+              f"{', '.join(needed)}; skipped)")
+
+
+if __name__ == "__main__":
+    main()
