@@ -66,11 +66,12 @@ def one_configuration(files: list, workers: int, threads: int) -> dict:
         read = time.perf_counter() - start
         prepared = {}
 
-        def mark(summary, largest):
+        def mark(ready):
             prepared["seconds"] = time.perf_counter() - start
             prepared["traffic"] = (cluster.traffic.calls, cluster.traffic.sent, cluster.traffic.received)
 
-        trained = next(distributed.train_grid(cluster, loss, opts, [1.0], on_prepared=mark))
+        trained = next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0]),
+                                      on_prepared=mark))
         total = time.perf_counter() - start
         calls0, sent0, received0 = prepared["traffic"]
         result = trained.result

@@ -36,7 +36,7 @@ ENGINES = [("plain", False, False), ("OCAS", True, False), ("plain + warm C", Fa
            ("OCAS + warm C", True, True)]
 
 
-def run(problem, C, eps, line_search, max_iterations=100000, warm_start=None, finished=None):
+def run(problem, C, eps, line_search, max_iterations=100000, start=None, callbacks=()):
     calls = [0]
     oracle = problem.most_violated
 
@@ -47,8 +47,8 @@ def run(problem, C, eps, line_search, max_iterations=100000, warm_start=None, fi
     problem.most_violated = counted
     try:
         start = time.perf_counter()
-        result = train.train(problem, C, eps, max_iterations=max_iterations, line_search=line_search,
-                             warm_start=warm_start, finished=finished)
+        result = train.train(problem, C, eps, max_iterations=max_iterations, line_search=line_search, start=start,
+                             callbacks=callbacks)
         return result, calls[0], time.perf_counter() - start
     finally:
         problem.most_violated = oracle
@@ -183,10 +183,7 @@ def main():
     print(header)
     table = ["| case | engine | iterations | oracle calls | seconds | primal | rel. diff | iterations plain / this |",
              "|---|---|---|---|---|---|---|---|"]
-    last: dict = {}  # the previous C's final state
-
-    def remember(state):
-        last.update(state=state)
+    last: dict = {}  # the previous C's final state (train.KeepFinal)
 
     for name, runs in cases(Path(args.shared), not args.no_div):
         if args.only not in name:
@@ -206,10 +203,14 @@ def main():
                     measure = div_yardstick(dataset, opts, problem) if loss == "div" else None
                     last.clear()
                 epsilon = spec.default_epsilon if eps is None else eps
+                final = last.get("state")
+                start = final.rescaled(C) if warm and final is not None and problem.exact and \
+                    problem.latent_target is None else None
+                keep = train.KeepFinal()
                 result, n_calls, secs = run(problem, C, epsilon, line_search,
-                                            max_iterations=500 if loss == "div" else 100000,
-                                            warm_start=last.get("state") if warm else None,
-                                            finished=remember)
+                                            max_iterations=500 if loss == "div" else 100000, start=start,
+                                            callbacks=[keep])
+                last["state"] = keep.state
                 iterations += result.iterations
                 calls += n_calls
                 seconds += secs

@@ -65,8 +65,8 @@ def main():
     for K in ks:
         loss, opts = api.resolve_loss("div", {"subtopics": qrels, "k": K})
         best = None
-        for trained in api.train_grid(loss, opts, train_set, grid, max_iterations=500):
-            C, result = float(trained.header["C"]), trained.result
+        for trained in api.train_grid(api.LocalSource(train_set), loss, opts, api.Settings(grid, max_iterations=500)):
+            C, result = float(trained.C), trained.result
             timing.append((K, C, result.iterations, result.seconds))
             value = mean_loss(vali_set, covering, qrels, div.selections(trained, vali_set))
             if best is None or value < best[0]:

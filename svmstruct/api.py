@@ -1,16 +1,24 @@
-"""Training as a library call: the one build -> train -> model sequence that the CLI, C selection, the
-experiment scripts and the scikit-learn estimators all use."""
+"""Training as a library call: the one prepare -> train -> model sequence (train_grid) that the CLI, C
+selection, the experiment scripts, the scikit-learn estimators and training on a cluster all use, over
+either training source: data in this process (LocalSource) or shards on Dask workers
+(svmstruct.distributed.ClusterSource)."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
 
 from svmstruct import losses, model, train
 from svmstruct import normalize as normalization
-from svmstruct.data import Dataset
-from svmstruct.errors import InputError
+from svmstruct.data import Dataset, largest_magnitude
+from svmstruct.errors import InputError, NumericalError
+from svmstruct.evaluator import LocalEvaluator
+from svmstruct.loop_state import LoopState
 from svmstruct.losses.base import Loss
 from svmstruct.options import UsageError
+from svmstruct.problem import TrainingSummary
 
 
 def resolve_loss(name: str, options: dict | None = None,
@@ -34,63 +42,108 @@ def check_training_parameters(C: float, epsilon: float | None, max_iterations: i
         raise UsageError(f"the iteration limit must be at least 1, got {max_iterations!r}")
 
 
-def check_grid(grid: list, epsilon: float | None, max_iterations: int, checkpointed: bool = False) -> None:
-    """Every C of the grid valid (check_training_parameters); a checkpointed run has one C."""
-    for C in grid:
-        check_training_parameters(C, epsilon, max_iterations)
-    if checkpointed and len(grid) != 1:
-        raise UsageError("a checkpoint holds one training run: train one C at a time")
+@dataclass
+class Settings:
+    """How to train, validated once (check): the C grid, epsilon (None: the loss's default), the iteration
+    limit, the feature normalisation (svmstruct.normalize), and for one C a checkpoint's arrays to resume
+    from (svmstruct.checkpoint.load) or a checkpoint being written (a Callback of the caller)."""
+    grid: list
+    epsilon: float | None = None
+    max_iterations: int = train.MAX_ITERATIONS
+    normalize: str = "none"
+    resume: dict | None = None
+    checkpointed: bool = False
+
+    def check(self, loss: Loss | None = None) -> Settings:
+        """UsageError for a bad C, epsilon, iteration limit or normalisation (or one the loss cannot take), and
+        for a checkpointed or resumed grid of several C."""
+        self.grid = [float(C) if isinstance(C, (int, float)) and not isinstance(C, bool) else C for C in self.grid]
+        if not self.grid:
+            raise UsageError("no C to train with")
+        for C in self.grid:
+            check_training_parameters(C, self.epsilon, self.max_iterations)
+        if (self.checkpointed or self.resume is not None) and len(self.grid) != 1:
+            raise UsageError("a checkpoint holds one training run: train one C at a time")
+        if self.normalize not in normalization.METHODS:
+            raise UsageError(f"normalize must be one of {', '.join(normalization.METHODS)}, got {self.normalize!r}")
+        if loss is not None and self.normalize != "none" and loss.output == "subset":
+            raise UsageError(f"normalize does not apply to loss {loss.name}: its features are built from the "
+                             "documents")
+        return self
+
+    def epsilon_for(self, loss: Loss) -> float:
+        return loss.default_epsilon if self.epsilon is None else float(self.epsilon)
 
 
-def check_normalize(loss: Loss, normalize: str) -> None:
-    """`normalize` is one of svmstruct.normalize.METHODS and applies to the loss (UsageError otherwise)."""
-    if normalize not in normalization.METHODS:
-        raise UsageError(f"normalize must be one of {', '.join(normalization.METHODS)}, got {normalize!r}")
-    if normalize != "none" and loss.output == "subset":
-        raise UsageError(f"normalize does not apply to loss {loss.name}: its features are built from the documents")
+class LocalSource:
+    """Training data in this process (a Dataset): one TrainingProblem, a LocalEvaluator per run. The other
+    source is svmstruct.distributed.ClusterSource (shards on Dask workers); train_grid takes either."""
+
+    def __init__(self, dataset: Dataset):
+        self.dataset = dataset
+        self.problem = None
+
+    def prepare(self, loss: Loss, opts: dict, normalize: str) -> train.Prepared:
+        data = self.dataset
+        if loss.needs_qid and not data.has_qid:
+            raise InputError(f"loss {loss.name} needs qid:<id> on every line", data.path)
+        largest = largest_magnitude(data)
+        scale = None
+        if normalize == "query":
+            data = normalization.query_level(data)
+        elif normalize == "global":
+            scale = normalization.global_scale(data)
+            data = normalization.scaled(data, scale)
+        self.problem = built = loss.build(data, opts)
+        return train.Prepared(train.Outline.of(built), TrainingSummary.of(data, built), largest, scale)
+
+    def evaluator(self, prepared: train.Prepared) -> LocalEvaluator:
+        assert self.problem is not None
+        return LocalEvaluator(self.problem)
 
 
-def train_grid(loss: Loss, opts: dict, data: Dataset, grid: Iterable[float], epsilon: float | None = None,
-               max_iterations: int = 100000, progress: Callable[[dict], None] | None = None,
-               normalize: str = "none", checkpoint: Callable[[dict], None] | None = None,
-               resume: dict | None = None) -> Iterator[model.Model]:
-    """Train `loss` with resolved options on `data` for every C of the grid in turn (the training problem
-    is built once, and each C starts from the previous one's working set and best point); each model
-    carries its TrainResult in `.result`. `normalize` (none, query, global:
-    see svmstruct.normalize) transforms the features first and is recorded in the model. `checkpoint`
-    and `resume` (one C only): see train.optimise."""
-    grid = list(grid)
-    check_grid(grid, epsilon, max_iterations, checkpoint is not None or resume is not None)
-    check_normalize(loss, normalize)
-    if loss.needs_qid and not data.has_qid:
-        raise InputError(f"loss {loss.name} needs qid:<id> on every line", data.path)
-    scale = None
-    if normalize == "query":
-        data = normalization.query_level(data)
-    elif normalize == "global":
-        scale = normalization.global_scale(data)
-        data = normalization.scaled(data, scale)
-    problem = loss.build(data, opts)
-    eps = loss.default_epsilon if epsilon is None else float(epsilon)
-    last: dict = {}  # the previous C's final state: the next C starts from it (train.optimise's warm_start)
-    for C in grid:
-        result = train.train(problem, float(C), eps, max_iterations, progress=progress, checkpoint=checkpoint,
-                             resume=resume, warm_start=last.get("state"),
-                             finished=lambda state: last.update(state=state))
-        trained = model.from_training(loss, opts, data, problem, result, C, eps)
-        if normalize != "none":
-            trained.header["normalize"] = normalize
-        if scale is not None:  # folded in: the model scores raw feature values
-            trained.w = trained.w / scale
-        yield trained
+def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: Iterable = (),
+               on_prepared: Callable[[train.Prepared], None] | None = None) -> Iterator[model.Model]:
+    """Train `loss` with resolved options on a training source (LocalSource, distributed.ClusterSource) for
+    every C of settings.grid in turn: the problem is built once, and each C starts from the previous one's
+    working set and best point where the problem allows it (train.Outline.warm_startable). Each model
+    carries its TrainResult in `.result`; `callbacks` (train.Callback) see every run's loop; on_prepared
+    sees the prepared source before the first run. A model whose weights are not finite is a NumericalError:
+    no model is ever returned that could not be written."""
+    settings.check(loss)
+    prepared = source.prepare(loss, opts, settings.normalize)
+    if on_prepared:
+        on_prepared(prepared)
+    outline, eps = prepared.outline, settings.epsilon_for(loss)
+    final = train.KeepFinal()
+    start = None
+    if settings.resume is not None:
+        start = LoopState.from_arrays(settings.resume, outline.n, outline.dim, settings.grid[0],
+                                      eps * outline.epsilon_scale)
+    for C in settings.grid:
+        if final.state is not None and outline.warm_startable():
+            start = final.state.rescaled(C)
+        result = train.optimise(source.evaluator(prepared), outline, C, eps, settings.max_iterations, start=start,
+                                callbacks=(*callbacks, final))
+        start = None
+        yield checked(model.from_training(loss, opts, prepared.summary, result, C, eps, settings.normalize,
+                                          prepared.scale))
+
+
+def checked(trained: model.Model) -> model.Model:
+    """The model, if its weights and threshold are finite (NumericalError otherwise)."""
+    if not (np.all(np.isfinite(trained.w)) and np.isfinite(trained.threshold)):
+        raise NumericalError("the trained weights are not finite (feature values too large?): no model written")
+    return trained
 
 
 def train_loss(loss: Loss, opts: dict, data: Dataset, C: float = 1.0, epsilon: float | None = None,
-               max_iterations: int = 100000, progress: Callable[[dict], None] | None = None,
-               normalize: str = "none", checkpoint: Callable[[dict], None] | None = None,
-               resume: dict | None = None) -> model.Model:
-    """Train `loss` with resolved options on `data` for one C (see train_grid)."""
-    return next(train_grid(loss, opts, data, [C], epsilon, max_iterations, progress, normalize, checkpoint, resume))
+               max_iterations: int = train.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
+               normalize: str = "none") -> model.Model:
+    """Train `loss` with resolved options on `data` for one C (train_grid on a LocalSource)."""
+    callbacks = (train.Progress(progress),) if progress else ()
+    return next(train_grid(LocalSource(data), loss, opts, Settings([C], epsilon, max_iterations, normalize),
+                           callbacks))
 
 
 def problem(data: Dataset, loss: str = "errorrate", **options: Any):
@@ -102,8 +155,8 @@ def problem(data: Dataset, loss: str = "errorrate", **options: Any):
 
 
 def fit(data: Dataset, loss: str = "errorrate", C: float = 1.0, epsilon: float | None = None,
-        max_iterations: int = 100000, progress: Callable[[dict], None] | None = None, normalize: str = "none",
-        **options: Any) -> model.Model:
+        max_iterations: int = train.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
+        normalize: str = "none", **options: Any) -> model.Model:
     """Train a model on a Dataset (svmstruct.read_svmlight) with the loss called `loss` (a name of
     `svmstruct losses`, e.g. "map", "ndcg@10", "f1") and its options as keywords (beta=2, k=5, ...).
 
@@ -112,3 +165,28 @@ def fit(data: Dataset, loss: str = "errorrate", C: float = 1.0, epsilon: float |
     """
     spec, opts = resolve_loss(loss, options)
     return train_loss(spec, opts, data, C, epsilon, max_iterations, progress, normalize)
+
+
+def fit_shards(paths: list, loss: str = "pairs", C: float = 1.0, epsilon: float | None = None,
+               max_iterations: int = train.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
+               normalize: str = "none", client=None, workers: int | None = None, scheduler: str | None = None,
+               **options: Any) -> model.Model:
+    """fit on shard files read by Dask workers (svmstruct.distributed): on `client` (a distributed.Client of
+    yours), on the cluster at `scheduler`, or on a local cluster of `workers` processes started for the call.
+
+    >>> m = svmstruct.fit_shards(["train-0.txt", "train-1.txt"], loss="map", C=10, workers=2)
+    """
+    from svmstruct import distributed
+
+    spec, opts = resolve_loss(loss, options)
+    close = None
+    threads = None
+    if client is None:
+        client, close, threads = distributed.client_for(workers if scheduler is None else None, scheduler)
+    try:
+        source = distributed.ClusterSource(distributed.Cluster(client, list(paths), threads=threads))
+        callbacks = (train.Progress(progress),) if progress else ()
+        return next(train_grid(source, spec, opts, Settings([C], epsilon, max_iterations, normalize), callbacks))
+    finally:
+        if close:
+            close()

@@ -1,7 +1,8 @@
-"""`learn --checkpoint FILE [--resume]`: the cutting-plane loop's state (train.optimise's `checkpoint`
-dict: the working set, the QP's multipliers, w_b, w_t, the counters), written atomically as a NumPy .npz
-file, and read back to continue an interrupted run. The file also records what run it belongs to (loss,
-options, C, epsilon, normalisation, training files): resuming another run is an InputError. Every field
+"""`learn --checkpoint FILE [--resume]`: the cutting-plane loop's state (loop_state.LoopState.to_arrays: the
+working set, the QP's multipliers, w_b, w_t, the counters), written atomically as a NumPy .npz file by the
+loop's Writer callback, and read back to continue an interrupted run (api.Settings.resume). The file also
+records what run it belongs to (loss, options, C, epsilon, normalisation, training files): resuming
+another run is an InputError. Every field
 is checked on reading (present, of its shape, finite); that the training data is the same is checked by
 the loop itself (train.optimise recomputes the oracle's values at w_b and w_t, which the state records)."""
 from __future__ import annotations
@@ -9,19 +10,16 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 import zipfile
 
 import numpy as np
 
+from svmstruct import train
 from svmstruct.errors import InputError, OutputError
+from svmstruct.loop_state import FIELDS, OPTIONAL
 
 FORMAT = 2  # 2: the state holds value_zero and value_t (the slacks at w = 0 and at w_t)
-OPTIONAL = ("w_imputed", "duals")  # None in the state: absent from the file
-# every field of the state: its shape in terms of m (constraints) and d (the width of w), "" for a scalar
-FIELDS = {"n": "", "dim": "", "C": "", "epsilon": "", "A": "m,d", "b": "m", "idle": "m", "alpha": "m",
-          "duals": "m+1", "dual": "", "w_best": "d", "w_t": "d", "w_imputed": "d", "value_best": "", "value_t": "",
-          "value_zero": "", "primal": "", "cuts": "*", "iteration": "", "added": "", "stalled": "", "outer": "",
-          "outer_primal": "", "seconds": ""}
 COUNTS = ("n", "dim", "iteration", "added", "stalled", "outer")  # non-negative integers
 MAY_BE_INFINITE = ("outer_primal",)  # +inf until the first outer step of a latent target
 
@@ -119,3 +117,20 @@ def _invalid_field(state: dict) -> str | None:
     if np.any(state["alpha"] < 0) or np.any(state["idle"] < 0):
         return "negative multipliers"
     return None
+
+
+class Writer(train.Callback):
+    """The loop's resumable states written to `path` (train.Callback): after the first iteration, then at
+    most every `every` seconds and at the iteration limit; `written` says whether this run wrote the file."""
+
+    def __init__(self, path: str, signature: dict, max_iterations: int, every: float):
+        self.path, self.signature, self.max_iterations, self.every = path, signature, max_iterations, every
+        self.last = -np.inf
+        self.written = False
+
+    def resumable(self, state, seconds: float) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.every or state.iteration >= self.max_iterations:
+            save(self.path, state.to_arrays(seconds), self.signature)
+            self.last = now
+            self.written = True

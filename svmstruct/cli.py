@@ -4,16 +4,16 @@ output format comes from its loss's declaration. Every user error is one line on
 code (README, "Errors and exit codes"); nothing else may escape as a traceback."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
-import time
 
 import click
 import numpy as np
 
 from svmstruct import __version__
-from svmstruct.errors import NumericalError, SvmStructError
+from svmstruct.errors import SvmStructError
 from svmstruct.options import SCORE_FORMATS, UsageError
 
 DEFAULT_C = 1.0
@@ -181,121 +181,120 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     """Train on TRAIN_FILE (SVMlight, '-' for stdin; several files are read as one, one after the other)
     and write MODEL_FILE ('-' for stdout). With --workers or --scheduler, every TRAIN_FILE is a shard of
     whole queries that a Dask worker reads."""
-    from svmstruct import api, data, io, losses
+    from svmstruct import api, io, train
 
     # everything that can be checked is checked before the data is read
     if algorithm not in ALGORITHMS_1SLACK:
         raise UsageError(f"-w {algorithm}: only the 1-slack algorithm (-w 3 or 4) is implemented")
     loss, opts = api.resolve_loss(loss_name, loss_opts, _spelling)
-    grid = _grid(C, epsilon, max_iterations, validation_file)
-    api.check_normalize(loss, normalize)
+    settings = api.Settings(_grid(C, validation_file), epsilon, max_iterations, normalize).check(loss)
     if normalize == "query" and model_format == "svmlight":
         raise UsageError("--normalize query needs the svmstruct model format: the originals' classify programs "
                          "would score raw features")
     select_measure = _selection_measure(loss, opts, validation_file, select_measure)
     if validation_file == io.STDIO and io.STDIO in train_files:
         raise UsageError("TRAIN_FILE and --validate cannot both be read from stdin")
-    on_cluster = workers is not None or scheduler is not None
-    layout = "dense" if dense else layout
     _check_sources(loss, opts, train_files, workers, scheduler)
     io.check_distinct([("MODEL_FILE", model_file), ("--checkpoint", checkpoint_file)],
                       [*(("TRAIN_FILE", path) for path in train_files), ("--validate", validation_file),
                        ("--subtopics", opts.get("subtopics"))])
     io.check_writable(model_file)
-    saving, resumed = _checkpointing(checkpoint_file, resume, grid, max_iterations, dict(
-        loss=loss.name, options=opts, C=grid[0], epsilon=_epsilon(loss, epsilon), normalize=normalize,
+    saving = _checkpointing(checkpoint_file, resume, settings, dict(
+        loss=loss.name, options=opts, C=settings.grid[0], epsilon=settings.epsilon_for(loss), normalize=normalize,
         train_files=list(train_files)))
 
     log = say if verbosity >= 1 else None
-    if on_cluster:
-        trained = _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, normalize, validation_file,
-                                    select_measure, verbosity, workers, scheduler, single_precision, layout, saving,
-                                    resumed)
-    else:
-        read = [data.read_svmlight(path, dtype=np.float32 if single_precision else np.float64,
-                                   layout=layout) for path in train_files]
-        dataset = read[0] if len(read) == 1 else data.concatenate(read)
-        code = loss_name.strip()
-        others = losses.same_code_elsewhere(code, loss) if code.isdigit() and dataset.has_qid else []
-        if others:
-            warn(f"-l {code} is loss {loss.name} ({loss.summary}); the same code means -l {others[0].name} "
-                 f"({others[0].summary}). Name the loss to silence this warning.")
-        _warn_if_badly_scaled(data.largest_magnitude(dataset), normalize)
-        if validation_file is not None:
-            validation = data.read_svmlight(validation_file)
-            models = api.train_grid(loss, opts, dataset, grid, epsilon, max_iterations, normalize=normalize)
-            trained = _select(models, validation, select_measure, opts, log)
-        else:
-            if log:
-                log(f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features; "
-                    f"loss {loss.name}, C {grid[0]:g}, epsilon {_epsilon(loss, epsilon):g}")
-            trained = api.train_loss(loss, opts, dataset, grid[0], epsilon, max_iterations,
-                                     _progress_printer(verbosity), normalize, saving, resumed)
+    validation = None
+    if validation_file is not None:
+        from svmstruct import data
+
+        validation = data.read_svmlight(validation_file)
+    callbacks = [train.Progress(_progress_printer(verbosity))] if log and validation is None else []
+    with _training_source(loss, loss_name, train_files, workers, scheduler, single_precision,
+                          "dense" if dense else layout, log) as (source, describe):
+        def prepared(ready):
+            _warn_if_badly_scaled(ready.largest, normalize)
+            if log and validation is None:
+                log(f"{describe(ready)}; loss {loss.name}, C {settings.grid[0]:g}, epsilon "
+                    f"{settings.epsilon_for(loss):g}")
+
+        models = api.train_grid(source, loss, opts, settings, [*callbacks, *([saving] if saving else [])], prepared)
+        trained = _select(models, validation, select_measure, opts, log) if validation is not None else next(models)
     result = trained.result
     if log:
-        from svmstruct import train
-
         log(train.summary(result))
     if not result.converged:
         warn(f"training stopped before convergence ({result.status}) after {result.iterations} iterations; "
              f"duality gap {result.primal - result.dual:.6g}"
              + (f"; continue with --checkpoint {checkpoint_file} --resume" if checkpoint_file else ""))
     if not result.learned:
-        from svmstruct import train
-
         warn(train.not_learned(result))
-    if not (np.all(np.isfinite(trained.w)) and np.isfinite(trained.threshold)):
-        raise NumericalError("the trained weights are not finite (feature values too large?): no model written")
     trained.save(model_file, model_format)
-    if saving is not None and result.converged and (saving.written or resumed is not None):
+    if saving is not None and result.converged and (saving.written or settings.resume is not None):
         io.remove_regular(checkpoint_file)  # this run's or the resumed one's (none if it converged at once)
 
 
-def _checkpointing(path, resume: bool, grid: list, max_iterations: int, signature: dict) -> tuple:
-    """(the checkpoint writer of train.optimise, the state to resume from) for --checkpoint/--resume: the
-    state is written after the first iteration, then at most every CHECKPOINT_SECONDS and at the
-    iteration limit."""
+@contextlib.contextmanager
+def _training_source(loss, loss_name: str, train_files: tuple, workers, scheduler, single_precision: bool,
+                     layout: str, log):
+    """(the training source of api.train_grid, a describer of the prepared training set for the log): the
+    TRAIN_FILEs read here, or shards read by the workers of a Dask cluster (closed on the way out)."""
+    if workers is None and scheduler is None:
+        from svmstruct import api, data, losses
+
+        read = [data.read_svmlight(path, dtype=np.float32 if single_precision else np.float64, layout=layout)
+                for path in train_files]
+        dataset = read[0] if len(read) == 1 else data.concatenate(read)
+        code = loss_name.strip()
+        others = losses.same_code_elsewhere(code, loss) if code.isdigit() and dataset.has_qid else []
+        if others:
+            warn(f"-l {code} is loss {loss.name} ({loss.summary}); the same code means -l {others[0].name} "
+                 f"({others[0].summary}). Name the loss to silence this warning.")
+        yield api.LocalSource(dataset), lambda ready: (f"Training set {dataset.path}: {dataset.n_docs} documents, "
+                                                       f"{dataset.n_features} features")
+        return
+    from svmstruct import distributed
+
+    client, close, threads = distributed.client_for(workers, scheduler)
+    try:
+        cluster = distributed.Cluster(client, list(train_files), single_precision, layout, threads, on_reload=warn)
+        where = f"{workers} local workers" if workers else f"the cluster at {scheduler}"
+        yield distributed.ClusterSource(cluster), lambda ready: (f"Training set: {len(train_files)} shards, "
+                                                                 f"{ready.summary.n_docs} documents on {where}")
+        if log:
+            t = cluster.traffic
+            log(f"Cluster: {t.calls} calls to shards, {t.sent} bytes of payload sent and {t.received} received, "
+                f"{t.recoveries} shards reloaded after a lost worker")
+    finally:
+        close()
+
+
+def _checkpointing(path, resume: bool, settings, signature: dict):
+    """The checkpoint writer (a train.Callback) of --checkpoint, or None; with --resume the checkpoint's
+    state goes into settings.resume."""
     from svmstruct import checkpoint, io
 
     if path is None:
         if resume:
             raise UsageError("--resume needs --checkpoint FILE (the file a previous run wrote)")
-        return None, None
-    if len(grid) > 1:
+        return None
+    if len(settings.grid) > 1:
         raise UsageError("--checkpoint holds one training run: give one -c value, not a --validate grid")
     if path == io.STDIO:
         raise UsageError("--checkpoint needs a file, not '-'")
     io.check_regular_or_absent(path, "--checkpoint")
-    state = checkpoint.load(path, signature) if resume else None
-    if not resume:
+    if resume:
+        settings.resume = checkpoint.load(path, signature)
+    else:
         io.check_writable(path)
-    return _CheckpointWriter(path, signature, max_iterations), state
+    settings.checkpointed = True
+    return checkpoint.Writer(path, signature, settings.max_iterations, CHECKPOINT_SECONDS)
 
 
-class _CheckpointWriter:
-    """train.optimise's checkpoint callback: the state is written after the first iteration, then at most
-    every CHECKPOINT_SECONDS and at the iteration limit; `written` says whether this run wrote the file."""
-
-    def __init__(self, path: str, signature: dict, max_iterations: int):
-        self.path, self.signature, self.max_iterations = path, signature, max_iterations
-        self.last = -np.inf
-        self.written = False
-
-    def __call__(self, values: dict) -> None:
-        from svmstruct import checkpoint
-
-        now = time.monotonic()
-        if now - self.last >= CHECKPOINT_SECONDS or values["iteration"] >= self.max_iterations:
-            checkpoint.save(self.path, values, self.signature)
-            self.last = now
-            self.written = True
-
-
-def _grid(C: str, epsilon, max_iterations: int, validation_file) -> list:
-    from svmstruct import api, selection
+def _grid(C: str, validation_file) -> list:
+    from svmstruct import selection
 
     grid = selection.parse_grid(C)
-    api.check_training_parameters(grid[0], epsilon, max_iterations)
     if len(grid) > 1 and validation_file is None:
         raise UsageError("a grid of C values needs --validate VALIDATION_FILE to choose from")
     return grid
@@ -335,10 +334,6 @@ def _check_sources(loss, opts: dict, train_files: tuple, workers, scheduler) -> 
     distributed.check_decomposes(loss, opts)
 
 
-def _epsilon(loss, epsilon):
-    return epsilon if epsilon is not None else loss.default_epsilon
-
-
 def _warn_if_badly_scaled(largest: float, normalize: str) -> None:
     if largest > LARGE_FEATURE and normalize == "none":
         warn(f"feature values reach {largest:.3g}: badly scaled data trains slowly and imprecisely; "
@@ -353,37 +348,6 @@ def _select(models, validation, measure: str, opts: dict, log):
     if log:
         log(f"Selected C {best.C:g} (validation {measure} {best.value:.4f})")
     return best.model
-
-
-def _learn_on_cluster(loss, opts, train_files, grid, epsilon, max_iterations, normalize, validation_file,
-                      select_measure, verbosity, workers, scheduler, single_precision, layout, saving, resumed):
-    """learn's training on a Dask cluster (svmstruct.distributed): the workers read the shards."""
-    from svmstruct import data, distributed
-
-    log = say if verbosity >= 1 else None
-    validation = data.read_svmlight(validation_file) if validation_file is not None else None
-    client, close, threads = distributed.client_for(workers, scheduler)
-    try:
-        cluster = distributed.Cluster(client, list(train_files), single_precision, layout, threads, on_reload=warn)
-
-        def prepared(summary, largest):
-            _warn_if_badly_scaled(largest, normalize)
-            if log:
-                where = f"{workers} local workers" if workers else f"the cluster at {scheduler}"
-                log(f"Training set: {len(train_files)} shards, {summary.n_docs} documents on {where}; loss "
-                    f"{loss.name}, C {','.join(f'{c:g}' for c in grid)}, epsilon {_epsilon(loss, epsilon):g}")
-
-        progress = _progress_printer(verbosity) if validation is None else None
-        models = distributed.train_grid(cluster, loss, opts, grid, epsilon, max_iterations, progress, normalize,
-                                        prepared, saving, resumed)
-        trained = _select(models, validation, select_measure, opts, log) if validation is not None else next(models)
-        if log:
-            t = cluster.traffic
-            log(f"Cluster: {t.calls} calls to shards, {t.sent} bytes of payload sent and {t.received} received, "
-                f"{t.recoveries} shards reloaded after a lost worker")
-        return trained
-    finally:
-        close()
 
 
 def classify_command(output_format, tag, verbosity, test_file, model_file, output):

@@ -1,5 +1,6 @@
 """Training on a Dask cluster: `learn --workers N` (a local cluster of N processes) or `--scheduler
-ADDRESS` (an existing one); needs the optional extra svmstruct[distributed].
+ADDRESS` (an existing one), and api.fit_shards; needs the optional extra svmstruct[distributed].
+ClusterSource is the training source api.train_grid trains on (this module knows nothing of the API).
 
 The cutting-plane loop (train.optimise) and its QP run on the driver. Every training file (a shard of
 whole queries) is read by a worker into a Shard actor, which keeps the shard's data, scores and training
@@ -17,8 +18,8 @@ takes it within TIMEOUT seconds, training stops with a DistributedError and no m
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
@@ -156,7 +157,6 @@ class Traffic:
     sent: int = 0  # payload bytes to the workers
     received: int = 0  # payload bytes back
     recoveries: int = 0  # shards reloaded after a lost worker
-    log: list = field(default_factory=list)
 
 
 class Cluster:
@@ -214,7 +214,6 @@ class Cluster:
         """Read shard i again on a live worker and bring it to the run's state."""
         self.traffic.recoveries += 1
         message = f"lost the worker holding {self.paths[i]}: reading it again on another worker"
-        self.traffic.log.append(message)
         if self.on_reload:
             self.on_reload(message)
         actor = self._wait_one(self._submit(self.paths[i]), self.paths[i])
@@ -289,19 +288,6 @@ class DistributedEvaluator:
         return total
 
 
-@dataclass
-class Summary:
-    """The sharded training set as the model header describes it (model.from_training's dataset and
-    problem arguments)."""
-    path: str
-    n_docs: int
-    columns: np.ndarray | None
-    n: int
-    skipped: int
-    bias: float
-    info: dict
-
-
 def _merge_info(infos: list) -> dict:
     merged: dict = {}
     for key in infos[0]:
@@ -322,11 +308,29 @@ def check_decomposes(loss, opts: dict) -> None:
                          "loss with --per-query)")
 
 
+class ClusterSource:
+    """Shards on a Dask cluster as a training source of api.train_grid (the other one is api.LocalSource):
+    prepare aligns and builds the shards' problems, evaluator sums their answers for one run."""
+
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+
+    def prepare(self, loss, opts: dict, normalize: str):
+        """(as api.LocalSource.prepare) the outline, summary, largest |x| and global scale of the shards."""
+        from svmstruct import train
+
+        return train.Prepared(*prepare(self.cluster, loss, opts, normalize))
+
+    def evaluator(self, prepared) -> DistributedEvaluator:
+        return DistributedEvaluator(self.cluster, prepared.outline.dim)
+
+
 def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none") -> tuple:
-    """Align and build the shards' problems: (Outline, Summary, the largest |x| of the data, the global
-    scale of --normalize global or None)."""
+    """Align and build the shards' problems: (Outline, TrainingSummary, the largest |x| of the data, the
+    global scale of --normalize global or None)."""
     from svmstruct import train
     from svmstruct.errors import InputError
+    from svmstruct.problem import TrainingSummary
 
     check_decomposes(loss, opts)
     shapes = cluster.call("describe")
@@ -355,8 +359,9 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none") -> tupl
     n = sum(b["n"] for b in built)
     outline = train.Outline(n, dim, sum(b["scaled_n"] for b in built) / n, all(b["exact"] for b in built),
                             any(b["latent"] for b in built))
-    summary = Summary("+".join(cluster.paths), sum(s["documents"] for s in shapes), columns, n,
-                      sum(b["skipped"] for b in built), built[0]["bias"], _merge_info([b["info"] for b in built]))
+    summary = TrainingSummary("+".join(cluster.paths), sum(s["documents"] for s in shapes), columns, n,
+                              sum(b["skipped"] for b in built), built[0]["bias"],
+                              _merge_info([b["info"] for b in built]))
     return outline, summary, max(s["largest"] for s in shapes), scale
 
 
@@ -371,32 +376,6 @@ def _check_disjoint_queries(shapes: list) -> None:
         first, second = owner[order[twice[0]]], owner[order[twice[0] + 1]]
         raise InputError(f"qid {qids[order[twice[0]]]} is in {shapes[first]['path']} and in "
                          f"{shapes[second]['path']}: every shard must hold whole queries", shapes[second]["path"])
-
-
-def train_grid(cluster: Cluster, loss, opts: dict, grid: list, epsilon: float | None = None,
-               max_iterations: int = 100000, progress: Callable[[dict], None] | None = None,
-               normalize: str = "none", on_prepared: Callable[[Summary, float], None] | None = None,
-               checkpoint: Callable[[dict], None] | None = None, resume: dict | None = None) -> Iterator:
-    """api.train_grid on the cluster's shards: a model per C of the grid (the problems are built once)."""
-    from svmstruct import api, model, train
-
-    api.check_grid(grid, epsilon, max_iterations, checkpoint is not None or resume is not None)
-    api.check_normalize(loss, normalize)
-    outline, summary, largest, scale = prepare(cluster, loss, opts, normalize)
-    if on_prepared:
-        on_prepared(summary, largest)
-    eps = loss.default_epsilon if epsilon is None else float(epsilon)
-    last: dict = {}  # as api.train_grid: each C starts from the previous one's final state
-    for C in grid:
-        result = train.optimise(DistributedEvaluator(cluster, outline.dim), outline, float(C), eps,
-                                max_iterations, progress, checkpoint=checkpoint, resume=resume,
-                                warm_start=last.get("state"), finished=lambda state: last.update(state=state))
-        trained = model.from_training(loss, opts, summary, summary, result, C, eps)
-        if normalize != "none":
-            trained.header["normalize"] = normalize
-        if scale is not None:
-            trained.w = trained.w / scale
-        yield trained
 
 
 def scheduler_address(text: str) -> tuple[str, int]:
@@ -468,27 +447,3 @@ def client_for(workers: int | None = None, scheduler: str | None = None, threads
         local.close()
 
     return client, close, threads or max(1, (os.cpu_count() or 1) // workers)
-
-
-def fit(paths: list, loss: str = "pairs", C: float = 1.0, epsilon: float | None = None,
-        max_iterations: int = 100000, progress: Callable[[dict], None] | None = None, normalize: str = "none",
-        client=None, workers: int | None = None, scheduler: str | None = None, **options: Any):
-    """svmstruct.fit on shard files read by Dask workers: on `client` (a distributed.Client of yours), on
-    the cluster at `scheduler`, or on a local cluster of `workers` processes started for this call.
-
-    >>> from svmstruct import distributed
-    >>> m = distributed.fit(["train-0.txt", "train-1.txt"], loss="map", C=10, workers=2)
-    """
-    from svmstruct import api
-
-    spec, opts = api.resolve_loss(loss, options)
-    close = None
-    threads = None
-    if client is None:
-        client, close, threads = client_for(workers if scheduler is None else None, scheduler)
-    try:
-        cluster = Cluster(client, list(paths), threads=threads)
-        return next(train_grid(cluster, spec, opts, [C], epsilon, max_iterations, progress, normalize))
-    finally:
-        if close:
-            close()

@@ -107,7 +107,7 @@ class _Linear:
         trained = model.load_model(path)
         estimator = cls()
         if trained.loss != "svmlight":
-            params = {"loss": trained.loss, "C": float(trained.header.get("C", 1.0))}
+            params = {"loss": trained.loss, "C": trained.C if trained.C is not None else 1.0}
             valid = set(cls._param_names())
             params.update({k: v for k, v in trained.options.items() if k in valid})
             estimator.set_params(**params)

@@ -46,6 +46,41 @@ class Model:
     result: Any = field(default=None, repr=False, compare=False)  # the TrainResult of a model just trained
     columns: np.ndarray | None = None  # sorted 0-based feature ids of the entries of w (hashed ids); None: dense
 
+    # the header read through typed fields (its lines are written and read back as text)
+    @property
+    def C(self) -> float | None:
+        return _header_float(self.header, "C")
+
+    @property
+    def epsilon(self) -> float | None:
+        return _header_float(self.header, "epsilon")
+
+    @property
+    def normalize(self) -> str:
+        """How features are transformed before scoring: none, query (applied by score) or global (folded)."""
+        return str(self.header.get("normalize", "none"))
+
+    @property
+    def scores(self) -> bool:
+        """classify writes w.x - b for it (svm_light models, and ours whose loss has no output of its own)."""
+        return self.format == "svmlight" or self.header.get("output") == "scores"
+
+    @property
+    def highest_index(self) -> int:
+        """svm_light's highest feature index (the bias feature counted where svm_perf counts it)."""
+        return int(self.header.get("highest_index", self.n_features))
+
+    def select(self, measure: str, value: float, grid: list) -> None:
+        """Record that this model won a C grid (learn --validate): the measure, its value, the grid."""
+        self.header.update(selected_by=measure, validation_value=float(value), grid=",".join(f"{C:g}" for C in grid))
+
+    def loss_options(self) -> dict:
+        """The loss's options typed (as Option.parse gives them), also for a model read from a file."""
+        from svmstruct import losses
+
+        loss, implied = losses.lookup(self.loss)
+        return loss.resolve({k: v for k, v in self.options.items() if loss.option(k) is not None}, implied)
+
     @property
     def n_features(self) -> int:
         """The highest feature index the model knows."""
@@ -65,6 +100,11 @@ class Model:
 
     def save(self, path: str, fmt: str = "svmstruct") -> None:
         save_model(self, path, fmt)
+
+
+def _header_float(header: dict, key: str) -> float | None:
+    value = header.get(key)
+    return None if value is None else float(value)
 
 
 def _number(value) -> str:
@@ -235,7 +275,7 @@ def _parse_svmlight(lines: list, path: str) -> Model:
 def format_svmlight(model: Model) -> str:
     """The model as an svm_light V6.20 linear model, readable by svm_perf_classify / svm_rank_classify."""
     ids, weights = model.entries()
-    highest = int(model.header.get("highest_index", model.n_features))
+    highest = model.highest_index
     text = " ".join(f"{j + 1}:{float(v):.8g}" for j, v in zip(ids, weights))
     header = [
         "SVM-light Version V6.20",
@@ -272,22 +312,25 @@ def _float(text: str, path: str, line: int) -> float:
     return v
 
 
-def from_training(loss, opts: dict, dataset, problem, result, C: float, epsilon: float) -> Model:
-    """The model of a finished training run; the bias column's weight becomes the threshold."""
+def from_training(loss, opts: dict, summary, result, C: float, epsilon: float, normalize: str = "none",
+                  scale: np.ndarray | None = None) -> Model:
+    """The model of a finished training run on a training set described by `summary`
+    (problem.TrainingSummary); the bias column's weight becomes the threshold, --normalize global's
+    scale is folded into the weights (the model scores raw feature values)."""
     w = np.asarray(result.w, dtype=float)
     threshold = 0.0
     header: dict[str, Any] = {"C": float(C), "epsilon": float(epsilon)}
-    if problem.bias:
-        header["bias"] = float(problem.bias)
+    if summary.bias:
+        header["bias"] = float(summary.bias)
         header["bias_weight"] = float(w[-1])
         header["highest_index"] = len(w)  # svm_perf counts the bias feature
-        threshold = -float(problem.bias) * float(w[-1])
+        threshold = -float(summary.bias) * float(w[-1])
         w = w[:-1]
     header.update(
-        train_file=dataset.path,
-        documents=dataset.n_docs,
-        examples=problem.n,
-        skipped_examples=problem.skipped,
+        train_file=summary.path,
+        documents=summary.n_docs,
+        examples=summary.n,
+        skipped_examples=summary.skipped,
         iterations=result.iterations,
         constraints=result.constraints,
         converged=int(result.converged),
@@ -302,8 +345,12 @@ def from_training(loss, opts: dict, dataset, problem, result, C: float, epsilon:
         header["did_not_learn"] = 1
     if loss.predict is None:  # classify writes w.x - b (svmstruct.quick may score it without numba)
         header["output"] = "scores"
+    if normalize != "none":
+        header["normalize"] = normalize
+    if scale is not None:
+        w = w / scale
     options = {k: v for k, v in sorted(opts.items()) if v is not None and v is not False and k != "bias"}
-    columns = getattr(dataset, "columns", None)
+    columns = summary.columns
     return Model(w=w, threshold=threshold, loss=loss.name, options=options, header=header, result=result,
                  columns=None if columns is None else np.asarray(columns, dtype=np.int64))
 
@@ -318,7 +365,7 @@ def score(model: Model, dataset) -> np.ndarray:
 
     from svmstruct import sparse_ops
 
-    if model.header.get("normalize") == "query":  # trained on query-normalised features (svmstruct.normalize)
+    if model.normalize == "query":  # trained on query-normalised features (svmstruct.normalize)
         from svmstruct import normalize
 
         dataset = normalize.query_level(dataset)

@@ -48,3 +48,21 @@ class TrainingProblem:
     latent_target: Callable[[np.ndarray], np.ndarray] | None = None  # see the module docstring
     reference: Reference | None = None  # see the module docstring
     exact: bool = True  # the oracle finds the most violated output (SVM-div's greedy one does not)
+
+
+@dataclass
+class TrainingSummary:
+    """What a model records of its training set and problem (model.from_training): the same from a dataset
+    in this process and from shards on a cluster (svmstruct.distributed)."""
+    path: str  # the training file(s)
+    n_docs: int
+    columns: np.ndarray | None  # the feature ids of compacted (hashed) columns, as Dataset.columns
+    n: int  # examples trained on
+    skipped: int  # examples left out (no defined loss)
+    bias: float  # svm_perf's --b (0: none)
+    info: dict  # statistics for the log
+
+    @classmethod
+    def of(cls, dataset, problem: TrainingProblem) -> TrainingSummary:
+        return cls(dataset.path, dataset.n_docs, getattr(dataset, "columns", None), problem.n, problem.skipped,
+                   problem.bias, problem.info)

@@ -43,9 +43,7 @@ def classify(test_path: str, model_path: str) -> str | None:
         trained = models.load_model(model_path)
     except SvmStructError:
         return None
-    if trained.format != "svmlight" and trained.header.get("output") != "scores":
-        return None
-    if trained.columns is not None or "normalize" in trained.header:
+    if not trained.scores or trained.columns is not None or trained.normalize != "none":
         return None
     w = trained.w.tolist()
     single = trained.format == "svmlight"  # the originals' classify programs read float features

@@ -39,10 +39,11 @@ class GridPoint:
 
 
 def select_C(loss, opts: dict, dataset, validation, measure: str, grid: list, epsilon: float | None,
-             max_iterations: int = 100000, log=None, normalize: str = "none") -> tuple:
+             max_iterations: int = train.MAX_ITERATIONS, log=None, normalize: str = "none") -> tuple:
     """Train for every C of the grid; keep the model with the best mean `measure` on `validation`
     (ties: the smaller C). Returns (best GridPoint, all GridPoints)."""
-    models = api.train_grid(loss, opts, dataset, grid, epsilon, max_iterations, normalize=normalize)
+    models = api.train_grid(api.LocalSource(dataset), loss, opts, api.Settings(grid, epsilon, max_iterations,
+                                                                               normalize))
     return select_model(models, validation, measure, float(opts.get("rel_threshold") or 0.0), log)
 
 
@@ -51,7 +52,7 @@ def select_model(models, validation, measure: str, rel_threshold: float = 0.0, l
     `measure` on `validation`. Returns (best GridPoint, all GridPoints)."""
     points = []
     for trained in models:
-        C, result = float(trained.header["C"]), trained.result
+        C, result = float(trained.C or 0.0), trained.result
         value = evaluate.measure_table(validation, model.score(trained, validation), [measure],
                                        rel_threshold)[measure]["all"]
         points.append(GridPoint(C, value, result, trained))
@@ -59,8 +60,7 @@ def select_model(models, validation, measure: str, rel_threshold: float = 0.0, l
             log(f"C {C:<10g} validation {measure} {value:.4f}  iterations {result.iterations}  "
                 f"pval {result.primal:.5f}" + ("" if result.learned else "  (did not learn: w ~ 0)"))
     best = best_of(points, measure)
-    best.model.header.update(selected_by=measure, validation_value=float(best.value),
-                             grid=",".join(f"{p.C:g}" for p in points))
+    best.model.select(measure, best.value, [p.C for p in points])
     return best, points
 
 

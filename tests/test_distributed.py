@@ -6,7 +6,7 @@ import signal
 import numpy as np
 import pytest
 
-from svmstruct import api, data
+from svmstruct import api, data, train
 from svmstruct.errors import InputError
 
 from conftest import ROOT, invoke
@@ -52,7 +52,9 @@ def train_both(client, files, name, C, options=None, normalize="none", progress=
     local = api.train_loss(loss, opts, data.concatenate([data.read_svmlight(f) for f in files]), C,
                            normalize=normalize)
     cluster = distributed.Cluster(client, files, threads=1)
-    remote = next(distributed.train_grid(cluster, loss, opts, [C], progress=progress, normalize=normalize))
+    callbacks = [train.Progress(progress)] if progress else []
+    remote = next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([C], normalize=normalize),
+                                 callbacks))
     return local, remote, cluster
 
 
@@ -101,7 +103,8 @@ def test_a_worker_lost_mid_training_is_recovered(client, shards):
     told: list = []
     cluster = distributed.Cluster(client, shards["ranking"], threads=1, on_reload=told.append)
     cluster_ref.append(cluster)
-    remote = next(distributed.train_grid(cluster, loss, opts, [10.0], progress=kill_at_third))
+    remote = next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([10.0]),
+                                 [train.Progress(kill_at_third)]))
     assert killed and cluster.traffic.recoveries >= 1
     assert told[0].startswith("lost the worker holding ") and "shard-0.txt" in told[0]
     assert_same_training(local, remote)
@@ -120,7 +123,8 @@ def test_a_shard_lost_too_often_stops_training_without_a_model(client, shards, m
             os.kill(client.run(os.getpid, workers=[address])[address], signal.SIGKILL)
 
     with pytest.raises(distributed.DistributedError, match="lost the worker holding .*shard-1.txt"):
-        next(distributed.train_grid(cluster, loss, opts, [1.0], progress=kill_at_second))
+        next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0]),
+                            [train.Progress(kill_at_second)]))
     assert distributed.DistributedError("x").exit_code == 5
     client.wait_for_workers(2)
 
@@ -132,7 +136,7 @@ def test_a_query_split_over_two_shards_is_refused(client, tmp_path):
     cluster = distributed.Cluster(client, [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")], threads=1)
     loss, opts = api.resolve_loss("pairs")
     with pytest.raises(InputError, match="is in .*a.txt and in .*b.txt: every shard must hold whole queries"):
-        next(distributed.train_grid(cluster, loss, opts, [1.0]))
+        next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0])))
 
 
 def test_cli_learn_on_a_local_cluster_writes_the_one_process_model(shards, tmp_path):
@@ -191,7 +195,7 @@ def test_a_checkpointed_run_resumes_on_a_cluster(shards, tmp_path):
 
 def test_the_python_api_trains_on_a_client_of_yours(client, shards):
     local = api.fit(data.concatenate([data.read_svmlight(f) for f in shards["ranking"]]), loss="pairs-avg", C=3.0)
-    remote = distributed.fit(shards["ranking"], loss="pairs-avg", C=3.0, client=client)
+    remote = api.fit_shards(shards["ranking"], loss="pairs-avg", C=3.0, client=client)
     assert_same_training(local, remote)
     with pytest.raises(api.UsageError, match="at least one worker"):
-        distributed.fit(shards["ranking"], loss="pairs-avg")
+        api.fit_shards(shards["ranking"], loss="pairs-avg")

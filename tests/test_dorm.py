@@ -7,6 +7,7 @@ import pytest
 from svmstruct import api, data, measures, model, train
 from svmstruct.errors import InputError
 from svmstruct.losses import dorm
+from svmstruct.problem import TrainingSummary
 
 SMALL = Path(__file__).resolve().parents[1] / "data" / "mq2008-small"
 
@@ -60,7 +61,7 @@ def test_ndcg_training_beats_random_scores_on_the_test_part():
     loss, opts = api.resolve_loss("ndcg@10")
     problem = loss.build(train_set, opts)
     result = train.train(problem, 100.0, 0.001)
-    trained = model.from_training(loss, opts, train_set, problem, result, 100.0, 0.001)
+    trained = model.from_training(loss, opts, TrainingSummary.of(train_set, problem), result, 100.0, 0.001)
     m = measures.lookup("ndcg@10")
     ours = measures.per_query(m, test_set.y, model.score(trained, test_set), test_set.qptr, test_set.docids).mean()
     rng = np.random.default_rng(0)

@@ -2,13 +2,14 @@
 import numpy as np
 import pytest
 
-from svmstruct import train
+from svmstruct import line_search, train
 from svmstruct.errors import InputError
+from svmstruct.loop_state import LoopState, WorkingSet
 
 
 def test_working_set_shift_keeps_the_gram_matrix_exact():
     rng = np.random.default_rng(0)
-    ws = train._WorkingSet(dim=7, capacity=2)
+    ws = WorkingSet(dim=7, capacity=2)
     for _ in range(5):  # grows past its capacity
         ws.add(rng.normal(size=7), float(rng.random()))
     delta = rng.normal(size=7)
@@ -119,7 +120,7 @@ def test_line_search_finds_the_best_point_of_the_segment(loss_name, seed):
         points = LocalEvaluator(problem)
         points.restore(w_b, w_t, None)
         at_b, at_t = points.evaluate(0.0), points.evaluate(1.0)
-        step, f, slack = train._line_search(points.evaluate, C, n, w_b, w_t,
+        step, f, slack = line_search.best_on_segment(points.evaluate, C, n, w_b, w_t,
                                             (at_b.delta / n - at_b.margin / n, at_b.slope), at_t)
         assert 0.0 <= step <= 1.0
         w = w_b + step * (w_t - w_b)
@@ -165,17 +166,28 @@ def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_nam
     whole = train.train(loss.build(dataset, opts), C, eps)
     assert whole.iterations > stop_at
     states: list = []
-    first = train.train(loss.build(dataset, opts), C, eps, max_iterations=stop_at, checkpoint=states.append)
+
+    class Saved(train.Callback):
+        def resumable(self, state, seconds):
+            states.append(state.to_arrays(seconds))
+
+    first = train.train(loss.build(dataset, opts), C, eps, max_iterations=stop_at, callbacks=[Saved()])
     assert first.status == "iteration limit" and int(states[-1]["iteration"]) == stop_at
     path = str(tmp_path / "run.ckpt")
     checkpoint.save(path, states[-1], {"run": loss_name})
-    resumed = train.train(loss.build(dataset, opts), C, eps, resume=checkpoint.load(path, {"run": loss_name}))
+    problem = loss.build(dataset, opts)
+    outline = train.Outline.of(problem)
+
+    def resumed_from(arrays, C):
+        return LoopState.from_arrays(arrays, outline.n, outline.dim, C, eps * outline.epsilon_scale)
+
+    resumed = train.train(problem, C, eps, start=resumed_from(checkpoint.load(path, {"run": loss_name}), C))
     assert resumed.converged and resumed.iterations == whole.iterations + (len(states[-1]["cuts"]) == 0)
     assert resumed.outer_steps == whole.outer_steps
     assert resumed.primal == pytest.approx(whole.primal, rel=1e-9)
     assert np.abs(resumed.w - whole.w).max() <= 1e-7 * np.abs(whole.w).max()
     with pytest.raises(InputError, match="another training problem"):
-        train.train(loss.build(dataset, opts), 2 * C, eps, resume=checkpoint.load(path, {"run": loss_name}))
+        train.train(problem, 2 * C, eps, start=resumed_from(checkpoint.load(path, {"run": loss_name}), 2 * C))
     with pytest.raises(InputError, match=r"belongs to another run \(run differ\)"):
         checkpoint.load(path, {"run": "other"})
 
@@ -192,7 +204,7 @@ def test_a_c_grid_warm_started_from_the_previous_c_reaches_the_same_optima(loss_
         dataset.y[:] = np.where(dataset.y > 0, 1.0, -1.0)
     loss, opts = api.resolve_loss(loss_name)
     grid = [0.1, 1.0, 10.0, 100.0]
-    warm = [m.result for m in api.train_grid(loss, opts, dataset, grid, 0.001)]
+    warm = [m.result for m in api.train_grid(api.LocalSource(dataset), loss, opts, api.Settings(grid, 0.001))]
     cold = [train.train(loss.build(dataset, opts), C, 0.001) for C in grid]
     scale = loss.build(dataset, opts).epsilon_scale
     for C, w, c in zip(grid, warm, cold):
@@ -210,7 +222,31 @@ def test_a_latent_target_is_not_warm_started():
     dataset = _ranking_data(1.0, seed=12, queries=20)
     loss, opts = api.resolve_loss("ndcg@10")
     grid = [1.0, 10.0]
-    models = list(api.train_grid(loss, opts, dataset, grid))
+    models = list(api.train_grid(api.LocalSource(dataset), loss, opts, api.Settings(grid)))
     alone = api.train_loss(loss, opts, dataset, 10.0)
     assert models[1].result.primal == alone.result.primal
     np.testing.assert_array_equal(models[1].w, alone.w)
+
+
+def test_a_callback_sees_every_iteration_without_touching_the_trainer():
+    """A Callback of one's own (here: |w_b| after every iteration) plugs into the loop."""
+    from svmstruct import api
+
+    dataset = _ranking_data(1.0, seed=3, queries=20)
+    loss, opts = api.resolve_loss("map")
+
+    class Norms(train.Callback):
+        def __init__(self):
+            self.norms, self.final = [], None
+
+        def iteration(self, row, state):
+            self.norms.append((row["iteration"], float(np.linalg.norm(state.w_best))))
+
+        def finished(self, state):
+            self.final = state
+
+    norms = Norms()
+    result = train.train(loss.build(dataset, opts), 10.0, 0.001, callbacks=[norms])
+    assert [i for i, _ in norms.norms] == list(range(1, result.iterations + 1))
+    assert norms.norms[-1][1] == pytest.approx(float(np.linalg.norm(result.w)))
+    assert norms.final is not None and norms.final.iteration == result.iterations

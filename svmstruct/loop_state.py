@@ -1,0 +1,155 @@
+"""The state of the cutting-plane loop (train.optimise) between two iterations, as one value: the working set
+of constraints, the QP's multipliers and duals, the best point w_b and the QP's solution w_t with the
+oracle's slack at each, the w of the last latent re-imputation, and the counters.
+
+It has one way to be saved (to_arrays: what svmstruct.checkpoint writes), one way to be restored
+(from_arrays: a checkpoint's arrays for the same problem, resumed as if the run had not stopped) and one
+way to start another C from it (rescaled: a C grid's warm start — cutting planes do not depend on C, the
+multipliers are scaled to the new C).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from svmstruct.errors import InputError
+
+
+class WorkingSet:
+    """The constraints (a_k, b_k) found so far, their Gram matrix and how long each has been inactive.
+
+    Rows live in preallocated buffers that double when full, so adding a constraint costs O(m d).
+    """
+
+    def __init__(self, dim: int, capacity: int = 64):
+        self._A = np.zeros((capacity, dim))
+        self._G = np.zeros((capacity, capacity))
+        self.b = np.zeros(0)
+        self.idle = np.zeros(0, dtype=np.int64)
+
+    @property
+    def m(self) -> int:
+        return len(self.b)
+
+    @property
+    def A(self) -> np.ndarray:
+        return self._A[: self.m]
+
+    @property
+    def G(self) -> np.ndarray:
+        return self._G[: self.m, : self.m]
+
+    def add(self, a: np.ndarray, b: float) -> None:
+        m = self.m
+        if m == len(self._A):
+            A = np.zeros((2 * m, self._A.shape[1]))
+            A[:m] = self._A
+            G = np.zeros((2 * m, 2 * m))
+            G[:m, :m] = self._G
+            self._A, self._G = A, G
+        g = self.A @ a
+        self._A[m] = a
+        self._G[m, :m] = g
+        self._G[:m, m] = g
+        self._G[m, m] = a @ a
+        self.b = np.append(self.b, b)
+        self.idle = np.append(self.idle, 0)
+
+    def shift(self, delta: np.ndarray) -> None:
+        """Add delta to every constraint vector a_k (G updated in O(m d), not rebuilt)."""
+        g = self.A @ delta
+        m = self.m
+        self._G[:m, :m] += g[:, None] + g[None, :] + float(delta @ delta)
+        self._A[:m] += delta
+
+    def keep(self, mask: np.ndarray) -> None:
+        k = int(mask.sum())
+        self._A[:k] = self.A[mask]
+        self._G[:k, :k] = self.G[np.ix_(mask, mask)]
+        self.b, self.idle = self.b[mask], self.idle[mask]
+
+
+# to_arrays' fields: their shapes in terms of m (constraints) and d (the width of w), "" for a scalar, "*" any
+# length; svmstruct.checkpoint checks a file against this before from_arrays sees it
+FIELDS = {"n": "", "dim": "", "C": "", "epsilon": "", "A": "m,d", "b": "m", "idle": "m", "alpha": "m",
+          "duals": "m+1", "dual": "", "w_best": "d", "w_t": "d", "w_imputed": "d", "value_best": "", "value_t": "",
+          "value_zero": "", "primal": "", "cuts": "*", "iteration": "", "added": "", "stalled": "", "outer": "",
+          "outer_primal": "", "seconds": ""}
+OPTIONAL = ("w_imputed", "duals")  # None in the state: absent from the arrays
+
+
+@dataclass
+class LoopState:
+    n: int  # examples: the 1/n of the 1-slack constraint
+    dim: int  # the width of w
+    C: float
+    epsilon: float  # scaled by the problem's epsilon_scale
+    working_set: WorkingSet
+    w_best: np.ndarray  # the best point so far (w_b)
+    w_t: np.ndarray  # the QP's solution
+    value_best: float  # the oracle's slack at w_b (the objective there is 1/2|w_b|^2 + C max(0, value_best))
+    value_t: float  # ... at w_t
+    value_zero: float  # ... at w = 0, where every run starts
+    primal: float  # the objective at w_b
+    alpha: np.ndarray = field(default_factory=lambda: np.zeros(0))  # the QP's multipliers
+    duals: np.ndarray | None = None  # OSQP's constraint multipliers (its warm start)
+    dual: float = -np.inf  # the QP's dual objective
+    w_imputed: np.ndarray | None = None  # w_b at the last re-imputation of a latent target
+    cuts: list = field(default_factory=list)  # steps of [w_b, w_t] whose answers become the next cutting planes
+    iteration: int = 0
+    added: int = 0  # constraints ever added
+    stalled: int = 0  # iterations in a row without progress
+    outer: int = 0  # re-imputations of a latent target
+    outer_primal: float = np.inf  # the objective at the last re-imputation
+    seconds: float = 0.0  # training time before this process (a resumed run)
+    resumed: bool = False  # restored from a checkpoint: the data must be checked against it
+
+    @classmethod
+    def at_zero(cls, n: int, dim: int, C: float, epsilon: float, value_zero: float) -> LoopState:
+        """The start of every run: w_b = w_t = 0, whose slack the oracle gave, the first cutting plane there."""
+        zero = np.zeros(dim)
+        return cls(n, dim, C, epsilon, WorkingSet(dim), zero, zero, value_zero, value_zero, value_zero,
+                   C * max(0.0, value_zero), cuts=[0.0])
+
+    def to_arrays(self, seconds: float) -> dict:
+        """The state as named arrays (FIELDS; None for an absent optional one), `seconds` spent so far."""
+        ws = self.working_set
+        return dict(n=self.n, dim=self.dim, C=self.C, epsilon=self.epsilon, A=ws.A, b=ws.b, idle=ws.idle,
+                    alpha=self.alpha, duals=self.duals, dual=self.dual, w_best=self.w_best, w_t=self.w_t,
+                    w_imputed=self.w_imputed, value_best=self.value_best, value_t=self.value_t,
+                    value_zero=self.value_zero, primal=self.primal, cuts=np.asarray(self.cuts, dtype=float),
+                    iteration=self.iteration, added=self.added, stalled=self.stalled, outer=self.outer,
+                    outer_primal=self.outer_primal, seconds=seconds)
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, n: int, dim: int, C: float, epsilon: float) -> LoopState:
+        """The state to_arrays gave, for a problem of n examples and width dim trained with C and epsilon
+        (InputError if the arrays are another problem's)."""
+        saved = (int(arrays["n"]), int(arrays["dim"]), float(arrays["C"]), float(arrays["epsilon"]))
+        if saved != (n, dim, float(C), float(epsilon)):
+            raise InputError(f"the checkpoint is of another training problem (n, width, C, epsilon {saved} here "
+                             f"{(n, dim, float(C), float(epsilon))})")
+        ws = WorkingSet(dim)
+        for a, b in zip(arrays["A"], arrays["b"]):
+            ws.add(a, float(b))
+        ws.idle = np.asarray(arrays["idle"], dtype=np.int64)
+        return cls(n, dim, C, epsilon, ws, arrays["w_best"], arrays["w_t"], float(arrays["value_best"]),
+                   float(arrays["value_t"]), float(arrays["value_zero"]), float(arrays["primal"]),
+                   alpha=arrays["alpha"], duals=arrays["duals"], dual=float(arrays["dual"]),
+                   w_imputed=arrays["w_imputed"], cuts=[float(step) for step in arrays["cuts"]],
+                   iteration=int(arrays["iteration"]), added=int(arrays["added"]), stalled=int(arrays["stalled"]),
+                   outer=int(arrays["outer"]), outer_primal=float(arrays["outer_primal"]),
+                   seconds=float(arrays["seconds"]), resumed=True)
+
+    def rescaled(self, C: float) -> LoopState:
+        """The start of a run with another C from this one's end (a C grid): the working set and w_b, w_t
+        kept, the multipliers scaled to the new C (feasible: they sum to at most C), the counters reset."""
+        ws = WorkingSet(self.dim)
+        for a, b in zip(self.working_set.A, self.working_set.b):
+            ws.add(a, float(b))
+        ws.idle = np.zeros(ws.m, dtype=np.int64)
+        return LoopState(self.n, self.dim, C, self.epsilon, ws, self.w_best, self.w_t, self.value_best,
+                         self.value_t, self.value_zero, 0.5 * float(self.w_best @ self.w_best) + C * max(0.0,
+                                                                                                        self.value_best),
+                         alpha=np.asarray(self.alpha) * (C / self.C))
