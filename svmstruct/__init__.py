@@ -30,6 +30,7 @@ _EXPORTS = {
     "from_arrays": ("svmstruct.data", "from_arrays"),
     "Dataset": ("svmstruct.data", "Dataset"),
     "fit": ("svmstruct.api", "fit"),
+    "fit_shards": ("svmstruct.api", "fit_shards"),
     "Model": ("svmstruct.model", "Model"),
     "load_model": ("svmstruct.model", "load_model"),
     "save_model": ("svmstruct.model", "save_model"),

@@ -17,6 +17,7 @@ from svmstruct.errors import SvmStructError
 from svmstruct.options import SCORE_FORMATS, UsageError
 
 DEFAULT_C = 1.0
+MAX_ITERATIONS = 100000  # train.MAX_ITERATIONS (tests/test_architecture.py checks they agree; train loads numba)
 ALGORITHMS_1SLACK = ("3", "4")  # svm_perf/svm_struct -w values that mean the 1-slack algorithm
 LARGE_FEATURE = 1e4  # |x| above this: warn that the data is badly scaled
 CHECKPOINT_SECONDS = 30.0  # --checkpoint: at most one write per this many seconds (and one at the iteration limit)
@@ -502,7 +503,7 @@ def _learn() -> click.Command:
                           "svm_perf losses)."),
         click.option("-l", "loss_name", default=_default_loss(), show_default=True,
                      help="Loss: a name or svm_perf's numeric code (see `svmstruct losses`)."),
-        click.option("-#", "max_iterations", type=Integer(), default=100000, show_default=True,
+        click.option("-#", "max_iterations", type=Integer(), default=MAX_ITERATIONS, show_default=True,
                      help="Maximum number of iterations."),
         click.option("-v", "verbosity", type=Integer(0, 3), default=1, show_default=True,
                      help="0: no progress (warnings still go to stderr); 1: a progress line per iteration and a "

@@ -19,6 +19,7 @@ import numpy as np
 
 from svmstruct import api, data, model
 from svmstruct.errors import InputError
+from svmstruct.train import MAX_ITERATIONS
 
 
 class _Linear:
@@ -107,12 +108,9 @@ class _Linear:
         trained = model.load_model(path)
         estimator = cls()
         if trained.loss != "svmlight":
-            params = {"loss": trained.loss, "C": trained.C if trained.C is not None else 1.0}
             valid = set(cls._param_names())
-            params.update({k: v for k, v in trained.options.items() if k in valid})
-            estimator.set_params(**params)
-            _, opts = estimator._loss()  # parses the options read back as text
-            estimator.set_params(**{k: v for k, v in opts.items() if k in params})
+            params = {k: v for k, v in trained.loss_options().items() if k in valid and k in trained.options}
+            estimator.set_params(loss=trained.loss, C=trained.C if trained.C is not None else 1.0, **params)
         estimator.model_ = trained
         estimator._set_fitted(trained, trained.n_features)
         return estimator
@@ -200,7 +198,7 @@ class SVMPerf(_Linear):
     _families = ("perf",)
 
     def __init__(self, loss="errorrate", C=1.0, epsilon=None, bias=None, beta=None, p=None, k=None,
-                 per_query=None, rel_threshold=None, max_iterations=100000):
+                 per_query=None, rel_threshold=None, max_iterations=MAX_ITERATIONS):
         self.loss = loss
         self.C = C
         self.epsilon = epsilon
@@ -271,7 +269,7 @@ class SVMRank(_Linear):
     _families = ("rank", "map", "dorm")
 
     def __init__(self, loss="pairs", C=1.0, epsilon=None, k=None, position_weights=None, eru_alpha=None,
-                 eru_neutral=None, rel_threshold=None, max_iterations=100000):
+                 eru_neutral=None, rel_threshold=None, max_iterations=MAX_ITERATIONS):
         self.loss = loss
         self.C = C
         self.epsilon = epsilon

@@ -32,8 +32,6 @@ _SETTINGS = dict(
 )
 
 
-# steps of the active-set method from a warm start before OSQP is asked instead
-WARM_STEPS = None  # the active-set method's own bound, 4(m + 1)
 
 
 @dataclass
@@ -60,8 +58,8 @@ def solve_dual(G: np.ndarray, b: np.ndarray, C: float, alpha0=None, y0=None) -> 
     scale = scale if scale > 0 and np.isfinite(scale * C) else 1.0
     Gs, Cs = G / scale, C * scale
     if alpha0 is not None:  # the previous optimum (padded with 0 for a new constraint) is a few steps away
-        polished = polish_active_set(Gs, b, Cs, project_feasible(np.asarray(alpha0, dtype=float) * scale, Cs),
-                                     max_steps=WARM_STEPS)
+        # the active-set method within its own bound of steps, 4(m + 1); OSQP is asked when it does not finish
+        polished = polish_active_set(Gs, b, Cs, project_feasible(np.asarray(alpha0, dtype=float) * scale, Cs))
         if polished is not None:
             alpha = polished / scale
             y = y0 if y0 is not None else np.zeros(m + 1)

@@ -60,7 +60,8 @@ def reachable(graph, start):
 
 def test_the_trainer_depends_on_the_problem_not_on_the_losses():
     graph = top_level_imports()
-    for module in ("svmstruct.train", "svmstruct.qp", "svmstruct.problem"):
+    for module in ("svmstruct.train", "svmstruct.qp", "svmstruct.problem", "svmstruct.loop_state",
+                   "svmstruct.line_search", "svmstruct.evaluator"):
         assert not any(m.startswith("svmstruct.losses") for m in reachable(graph, module)), module
 
 
@@ -70,3 +71,35 @@ def test_cli_names_no_loss():
     names = {alias for loss in losses.REGISTRY.values() for alias in (loss.name, *loss.aliases)
              if not alias.isdigit()}
     assert not strings & names
+
+
+def all_imports(path):
+    """Every module of the package a source file imports, at any depth (function-level imports too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return found
+
+
+def test_the_cluster_knows_nothing_of_the_api_above_it():
+    """distributed.py is a training source (ClusterSource) that api.train_grid trains on, not a pipeline."""
+    assert not {m for m in all_imports(PACKAGE / "distributed.py") if m.startswith("svmstruct.api")}
+
+
+def test_the_model_header_is_read_through_typed_fields_only():
+    """Outside model.py no module touches Model.header: C, epsilon, normalize, scores, ... are its fields."""
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "model.py":
+            continue
+        uses = [node.lineno for node in ast.walk(ast.parse(path.read_text()))
+                if isinstance(node, ast.Attribute) and node.attr == "header"]
+        assert not uses, f"{path.name} reads .header at lines {uses}"
+
+
+def test_one_iteration_limit():
+    from svmstruct import cli, train
+
+    assert cli.MAX_ITERATIONS == train.MAX_ITERATIONS

@@ -100,3 +100,24 @@ def test_estimators_reject_losses_of_the_other_kind_and_options_that_do_not_appl
         svmstruct.SVMRank(loss="pairs", position_weights="log").fit(X, y)
     with pytest.raises(ValueError, match="finite"):
         svmstruct.SVMPerf(loss="f1", beta=float("nan")).fit(X, y)
+
+
+def test_the_estimators_take_exactly_their_families_loss_options():
+    """SVMPerf's and SVMRank's parameters beyond loss, C, epsilon and max_iterations are the options that
+    the losses of their families declare (svmstruct.losses): a new option is a new parameter, or this fails."""
+    from svmstruct import losses
+
+    for estimator in (svmstruct.SVMPerf, svmstruct.SVMRank):
+        params = set(estimator._param_names()) - {"loss", "C", "epsilon", "max_iterations"}
+        declared = {option.name for loss in losses.REGISTRY.values() if loss.family in estimator._families
+                    for option in loss.options}
+        assert params == declared, (estimator.__name__, params ^ declared)
+
+
+def test_a_loaded_estimator_has_its_options_typed(tmp_path):
+    X, y = np.random.default_rng(0).normal(size=(40, 3)), np.tile([0.0, 1.0, 2.0, 1.0], 10)
+    qid = np.repeat(np.arange(10), 4)
+    ranker = svmstruct.SVMRank(loss="ndcg@5", C=3.0, eru_alpha=None).fit(X, y, qid=qid)
+    ranker.save(str(tmp_path / "m"))
+    back = svmstruct.SVMRank.load(str(tmp_path / "m"))
+    assert back.C == 3.0 and back.k == 5 and isinstance(back.k, int) and back.position_weights == "measure"

@@ -73,8 +73,3 @@ class Loss:
     def _takes(self, spell: Callable[[str], str]) -> str:
         names = ", ".join(spell(o.name) for o in self.options)
         return f" (it takes {names})" if names else " (it takes no loss options)"
-
-
-def measure_name(loss: Loss, opts: dict) -> str | None:
-    """The eval measure of the loss with these options (None if it has none)."""
-    return loss.measure(opts) if loss.measure else None
