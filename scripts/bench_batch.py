@@ -78,17 +78,6 @@ def timed_make(out: Path, target: str, jobs: int, svm: str, env_extra: dict | No
     return time.perf_counter() - start
 
 
-class Hogs:
-    def __enter__(self):
-        self.hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-        return self
-
-    def __exit__(self, *exc):
-        for hog in self.hogs:
-            hog.kill()
-            hog.wait()
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared"))
@@ -102,7 +91,7 @@ def main():
     print(f"{runs} runs (learn, classify, eval each) on MQ2008's 5 folds: {', '.join(LOSSES)} x C {', '.join(CS)}")
     one = timed_make(out, "all", 1, svm)
     two = timed_make(out, "all", 2, svm)
-    with Hogs():
+    with experiment.CpuHogs():
         busy = timed_make(out, "all", 1, svm)
     print(f"  make -j1 {one:6.1f} s ({one / runs:.2f} s a run)   make -j2 {two:6.1f} s ({one / two:.2f}x faster)   "
           f"make -j1 beside two CPU hogs {busy:6.1f} s")

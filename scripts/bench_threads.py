@@ -72,18 +72,6 @@ def kernel_table(env_extra: dict) -> dict:
     return table
 
 
-class Hogs:
-    def __enter__(self):
-        self.hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-        time.sleep(0.5)
-        return self
-
-    def __exit__(self, *exc):
-        for hog in self.hogs:
-            hog.kill()
-            hog.wait()
-
-
 def learn_times(train: Path, env_extra: dict, repeat: int) -> tuple[float, float]:
     """Median (training seconds, whole-process wall seconds) of `learn -l pairs -c 1 -e 0.0001`."""
     runtimes, walls = [], []
@@ -122,7 +110,7 @@ def main():
             ("one thread (--threads 1 via NUMBA_NUM_THREADS=1)", {"NUMBA_NUM_THREADS": "1"})]
     for label, env in runs:
         idle = learn_times(train, env, args.repeat)
-        with Hogs():
+        with experiment.CpuHogs():
             busy = learn_times(train, env, args.repeat)
         print(f"  {label:<52} idle {idle[0]:.2f} / {idle[1]:.2f}   beside 2 CPU hogs {busy[0]:.2f} / {busy[1]:.2f} "
               f"({busy[0] / max(idle[0], 1e-3):.1f}x the idle training)")

@@ -18,6 +18,24 @@ from scipy import stats
 from svmstruct import api, data, measures, model, selection
 
 
+class CpuHogs:
+    """Busy processes (two: the cores of the project's machine) for the duration of a `with` block, as other
+    jobs on a shared machine would be."""
+
+    def __init__(self, count: int = 2):
+        self.count = count
+
+    def __enter__(self):
+        self.hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(self.count)]
+        time.sleep(0.3)
+        return self
+
+    def __exit__(self, *exc):
+        for hog in self.hogs:
+            hog.kill()
+            hog.wait()
+
+
 def require(*paths: Path) -> None:
     """Exit with one clear line when data an experiment needs is absent (e.g. no ../shared)."""
     missing = [str(p) for p in paths if not Path(p).exists()]

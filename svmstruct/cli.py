@@ -23,49 +23,48 @@ LARGE_FEATURE = 1e4  # |x| above this: warn that the data is badly scaled
 CHECKPOINT_SECONDS = 30.0  # --checkpoint: at most one write per this many seconds (and one at the iteration limit)
 
 
-class Number(click.ParamType):
-    """A finite number in svm_light's syntax (options.parse_number: `1_0`, `nan`, full-width digits are not),
-    optionally within [low, high]."""
+class _Bounded(click.ParamType):
+    """A number option in svm_light's syntax (options.parse_number / parse_integer: `1_0`, `nan`, full-width
+    digits are not numbers), optionally within [low, high]."""
 
     name = "number"
 
-    def __init__(self, low: float | None = None, high: float | None = None):
+    def __init__(self, low=None, high=None):
         self.low, self.high = low, high
 
-    def convert(self, value, param, ctx):
+    def parse(self, value):
         from svmstruct.options import parse_number
 
+        return parse_number(value)
+
+    def convert(self, value, param, ctx):
+        from svmstruct.options import LARGEST_INTEGER
+
         try:
-            number = parse_number(value)
+            number = self.parse(value)
+        except OverflowError:
+            self.fail(f"{value!r} is larger than {LARGEST_INTEGER}", param, ctx)
         except ValueError:
-            self.fail(f"{value!r} is not a finite number", param, ctx)
+            self.fail(f"{value!r} is not {'an integer' if self.name == 'integer' else 'a finite number'}", param, ctx)
         if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
             self.fail(f"{value!r} is not between {self.low:g} and {self.high:g}" if self.high is not None
                       else f"{value!r} is below {self.low:g}", param, ctx)
         return number
 
 
-class Integer(click.ParamType):
-    """A decimal integer (options.parse_integer), at least `low` (and at most `high`)."""
+class Number(_Bounded):
+    """A finite number (-e, --rel-threshold, --alpha)."""
+
+
+class Integer(_Bounded):
+    """A decimal integer of at most options.LARGEST_INTEGER in magnitude (-#, -v, --threads, -k, ...)."""
 
     name = "integer"
 
-    def __init__(self, low: int | None = None, high: int | None = None):
-        self.low, self.high = low, high
+    def parse(self, value):
+        from svmstruct.options import parse_integer
 
-    def convert(self, value, param, ctx):
-        from svmstruct.options import LARGEST_INTEGER, parse_integer
-
-        try:
-            number = parse_integer(value)
-        except OverflowError:
-            self.fail(f"{value!r} is larger than {LARGEST_INTEGER}", param, ctx)
-        except ValueError:
-            self.fail(f"{value!r} is not an integer", param, ctx)
-        if (self.low is not None and number < self.low) or (self.high is not None and number > self.high):
-            self.fail(f"{value!r} is not between {self.low} and {self.high}" if self.high is not None
-                      else f"{value!r} is below {self.low}", param, ctx)
-        return number
+        return parse_integer(value)
 
 
 class Tag(click.ParamType):

@@ -25,11 +25,8 @@ QID_DIGITS = INDEX_DIGITS = 18  # the full reader's limits (svmlight_parser: at 
 
 def classify(test_path: str, model_path: str) -> str | None:
     """The text `classify --format scores` writes, or None when the full path must run."""
-    if test_path == "-" or model_path == "-" or not (_small_regular(test_path) and _small_regular(model_path, 1 << 26)):
-        return None
-    with open(test_path, "rb") as f:
-        content = f.read(SMALL + 1)
-    if len(content) > SMALL or content[:2] == b"\x1f\x8b":
+    content = _small_plain_bytes(test_path, SMALL)
+    if content is None or model_path == "-" or not _small_regular(model_path, 1 << 26):
         return None
     rows = _parse(content)
     if not rows:
@@ -56,6 +53,15 @@ def classify(test_path: str, model_path: str) -> str | None:
     return "".join(lines)
 
 
+def _small_plain_bytes(path: str, limit: int) -> bytes | None:
+    """The bytes of a regular, uncompressed file of at most `limit` bytes (not stdin), else None."""
+    if path == "-" or not _small_regular(path, limit):
+        return None
+    with open(path, "rb") as f:
+        content = f.read(limit + 1)
+    return None if len(content) > limit or content[:2] == b"\x1f\x8b" else content
+
+
 def _small_regular(path: str, limit: int = SMALL) -> bool:
     try:
         st = os.stat(path)
@@ -64,54 +70,68 @@ def _small_regular(path: str, limit: int = SMALL) -> bool:
     return os.path.isfile(path) and st.st_size <= limit
 
 
-def _parse(content: bytes) -> list | None:
-    """Every data line's (index, value) pairs, or None at the first line that is not plain."""
-    rows = []
-    qids: set = set()
-    previous_qid = None
-    with_qid = None
-    for raw in content.split(b"\n"):
+class _NotPlain(Exception):
+    """A line the quick paths leave to the full reader."""
+
+
+def _plain_lines(content: bytes):
+    """(line number, target token, qid or 0, the text of the features, the comment) of every data line, as
+    the full reader reads them; _NotPlain at the first line that is not plain (non-ASCII or control bytes
+    before a comment, a malformed target or qid, a qid that comes back after another, mixed qids)."""
+    seen: set = set()
+    previous = with_qid = None
+    for number, raw in enumerate(content.split(b"\n"), 1):
         line = raw[:-1] if raw.endswith(b"\r") else raw
-        data = line.split(b"#", 1)[0]
+        data, hash_, comment = line.partition(b"#")
         if not _PLAIN.match(data):
-            return None
-        tokens = data.split()
-        if not tokens:
+            raise _NotPlain
+        head = data.split(None, 2)
+        if not head:
             if line and not line.startswith(b"#"):
-                return None
+                raise _NotPlain
             continue
-        if not _DECIMAL.match(tokens[0]) or not _finite(tokens[0]):
-            return None
-        rest = tokens[1:]
-        has_qid = bool(rest) and rest[0].startswith(b"qid:")
+        if not _DECIMAL.match(head[0]) or not _finite(head[0]):
+            raise _NotPlain
+        has_qid = len(head) > 1 and head[1].startswith(b"qid:")
         if with_qid is None:
             with_qid = has_qid
         if has_qid != with_qid:
-            return None
+            raise _NotPlain
+        qid = 0
         if has_qid:
-            digits = rest[0][4:]
+            digits = head[1][4:]
             if not (digits.isdigit() and len(digits) <= QID_DIGITS and int(digits) > 0):
-                return None
+                raise _NotPlain
             qid = int(digits)
-            if qid != previous_qid:
-                if qid in qids:
+            if qid != previous:
+                if qid in seen:
+                    raise _NotPlain
+                seen.add(qid)
+                previous = qid
+        last = head[1] if has_qid else head[0]
+        yield number, head[0], qid, data[data.index(last) + len(last):], comment if hash_ else b""
+
+
+def _parse(content: bytes) -> list | None:
+    """Every data line's (index, value) pairs, or None at the first line that is not plain."""
+    rows = []
+    try:
+        for _, _, _, text, _ in _plain_lines(content):
+            features = []
+            last = 0
+            for token in text.split():
+                match = _PAIR.match(token)
+                if not match or len(match.group(1)) > INDEX_DIGITS or not _DECIMAL.match(match.group(2)):
                     return None
-                qids.add(qid)
-                previous_qid = qid
-            rest = rest[1:]
-        features = []
-        last = 0
-        for token in rest:
-            match = _PAIR.match(token)
-            if not match or len(match.group(1)) > INDEX_DIGITS or not _DECIMAL.match(match.group(2)):
-                return None
-            index = int(match.group(1))
-            value = float(match.group(2))
-            if not last < index <= HIGHEST_INDEX or value in (float("inf"), float("-inf")):
-                return None
-            features.append((index, value))
-            last = index
-        rows.append(features)
+                index = int(match.group(1))
+                value = float(match.group(2))
+                if not last < index <= HIGHEST_INDEX or value in (float("inf"), float("-inf")):
+                    return None
+                features.append((index, value))
+                last = index
+            rows.append(features)
+    except _NotPlain:
+        return None
     return rows
 
 
@@ -129,13 +149,8 @@ def read_labels(path: str):
     None when the full reader must decide: only a regular, uncompressed file of at most LABELS bytes whose
     every line is plain (as classify's; features checked for syntax, increasing indices and finite values)
     is read here, so this accepts exactly what the full reader accepts and reads it alike."""
-    if path == "-" or not _small_regular(path, LABELS):
-        return None
-    with open(path, "rb") as f:
-        content = f.read(LABELS + 1)
-    if len(content) > LABELS or content[:2] == b"\x1f\x8b":
-        return None
-    rows = _scan_labels(content)
+    content = _small_plain_bytes(path, LABELS)
+    rows = None if content is None else _scan_labels(content)
     if rows is None:
         return None
     import numpy as np
@@ -160,44 +175,16 @@ def _scan_labels(content: bytes):
     qids: list = []
     comments: list = []
     lines: list = []
-    seen: set = set()
-    previous = None
-    with_qid = None
-    for number, raw in enumerate(content.split(b"\n"), 1):
-        line = raw[:-1] if raw.endswith(b"\r") else raw
-        data, hash_, comment = line.partition(b"#")
-        if not _PLAIN.match(data):
-            return None
-        head = data.split(None, 2)
-        if not head:
-            if line and not line.startswith(b"#"):
+    try:
+        for number, target, qid, features, comment in _plain_lines(content):
+            if not _FEATURES.match(features) or not _increasing(features):
                 return None
-            continue
-        if not _DECIMAL.match(head[0]) or not _finite(head[0]):
-            return None
-        has_qid = len(head) > 1 and head[1].startswith(b"qid:")
-        if with_qid is None:
-            with_qid = has_qid
-        if has_qid != with_qid:
-            return None
-        qid = 0
-        if has_qid:
-            digits = head[1][4:]
-            if not (digits.isdigit() and len(digits) <= QID_DIGITS and int(digits) > 0):
-                return None
-            qid = int(digits)
-            if qid != previous:
-                if qid in seen:
-                    return None
-                seen.add(qid)
-                previous = qid
-        features = data[data.index(head[1]) + len(head[1]):] if has_qid else data[data.index(head[0]) + len(head[0]):]
-        if not _FEATURES.match(features) or not _increasing(features):
-            return None
-        labels.append(float(head[0]))
-        qids.append(qid)
-        comments.append(comment if hash_ else b"")
-        lines.append(number)
+            labels.append(float(target))
+            qids.append(qid)
+            comments.append(comment)
+            lines.append(number)
+    except _NotPlain:
+        return None
     return (labels, qids, comments, lines) if labels else None
 
 

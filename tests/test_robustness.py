@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, invoke
+from experiment import CpuHogs
 
 TRAIN = ROOT / "data" / "mq2008-small" / "train.txt"
 TEST = ROOT / "data" / "mq2008-small" / "test.txt"
@@ -240,19 +241,6 @@ def slow_training_set(path):
             features = " ".join(f"{j + 1}:{v:.5f}" for j, v in enumerate(rng.normal(size=30)))
             lines.append(f"{int(rng.integers(0, 3))} qid:{q + 1} {features}")
     path.write_text("\n".join(lines) + "\n")
-
-
-class CpuHogs:
-    """Two busy processes on the machine's two cores for the duration of a `with` block."""
-
-    def __enter__(self):
-        self.hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-        return self
-
-    def __exit__(self, *exc):
-        for hog in self.hogs:
-            hog.kill()
-            hog.wait()
 
 
 @pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
