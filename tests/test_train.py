@@ -250,3 +250,28 @@ def test_a_callback_sees_every_iteration_without_touching_the_trainer():
     assert [i for i, _ in norms.norms] == list(range(1, result.iterations + 1))
     assert norms.norms[-1][1] == pytest.approx(float(np.linalg.norm(result.w)))
     assert norms.final is not None and norms.final.iteration == result.iterations
+
+
+def test_fit_refuses_weights_that_are_not_finite_as_learn_does(monkeypatch, tmp_path):
+    """The check lives in api.train_grid, the one path: the Python API and the command line refuse alike."""
+    import svmstruct
+    from svmstruct import api
+    from svmstruct.errors import NumericalError
+
+    from conftest import ROOT, invoke
+
+    real = train.optimise
+
+    def overflowing(*args, **kwargs):
+        result = real(*args, **kwargs)
+        result.w = result.w.copy()
+        result.w[0] = np.inf
+        return result
+
+    monkeypatch.setattr(train, "optimise", overflowing)
+    dataset = _ranking_data(1.0, seed=5, queries=10)
+    with pytest.raises(NumericalError, match="not finite") as from_python:
+        svmstruct.fit(dataset, loss="pairs", C=1.0)
+    result = invoke("learn", "-l", "pairs", "-v", "0", ROOT / "data" / "mq2008-small" / "train.txt", tmp_path / "m")
+    assert result.returncode == 3 and str(from_python.value) in result.stderr
+    assert not (tmp_path / "m").exists()
