@@ -255,7 +255,6 @@ def test_a_callback_sees_every_iteration_without_touching_the_trainer():
 def test_fit_refuses_weights_that_are_not_finite_as_learn_does(monkeypatch, tmp_path):
     """The check lives in api.train_grid, the one path: the Python API and the command line refuse alike."""
     import svmstruct
-    from svmstruct import api
     from svmstruct.errors import NumericalError
 
     from conftest import ROOT, invoke
