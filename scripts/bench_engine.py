@@ -36,7 +36,7 @@ ENGINES = [("plain", False, False), ("OCAS", True, False), ("plain + warm C", Fa
            ("OCAS + warm C", True, True)]
 
 
-def run(problem, C, eps, line_search, max_iterations=100000, start=None, callbacks=()):
+def run(problem, C, eps, line_search, max_iterations=100000, from_state=None, callbacks=()):
     calls = [0]
     oracle = problem.most_violated
 
@@ -47,8 +47,8 @@ def run(problem, C, eps, line_search, max_iterations=100000, start=None, callbac
     problem.most_violated = counted
     try:
         start = time.perf_counter()
-        result = train.train(problem, C, eps, max_iterations=max_iterations, line_search=line_search, start=start,
-                             callbacks=callbacks)
+        result = train.train(problem, C, eps, max_iterations=max_iterations, line_search=line_search,
+                             start=from_state, callbacks=callbacks)
         return result, calls[0], time.perf_counter() - start
     finally:
         problem.most_violated = oracle
@@ -208,7 +208,7 @@ def main():
                     problem.latent_target is None else None
                 keep = train.KeepFinal()
                 result, n_calls, secs = run(problem, C, epsilon, line_search,
-                                            max_iterations=500 if loss == "div" else 100000, start=start,
+                                            max_iterations=500 if loss == "div" else 100000, from_state=start,
                                             callbacks=[keep])
                 last["state"] = keep.state
                 iterations += result.iterations
