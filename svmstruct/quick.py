@@ -113,7 +113,7 @@ def _plain_lines(content: bytes):
 
 
 def _parse(content: bytes) -> list | None:
-    """Every data line's (index, value) pairs, or None at the first line that is not plain."""
+    """Every data line's (index, value) pairs, or None at the first line that is not plain (or with none)."""
     rows = []
     try:
         for _, _, _, text, _ in _plain_lines(content):
@@ -132,7 +132,7 @@ def _parse(content: bytes) -> list | None:
             rows.append(features)
     except _NotPlain:
         return None
-    return rows
+    return rows or None  # no data line: the full reader says so
 
 
 def _finite(token: bytes) -> bool:

@@ -877,6 +877,15 @@ def test_known_float_only_spellings_accepted(tmp_path, raw):
     expect_input_error(tmp_path, raw, line=1)
 
 
+def test_known_quick_path_on_a_file_of_comments_only(tmp_path):
+    """A file with no data line: the quick paths decline it (the full reader says 'no examples')."""
+    from svmstruct import quick
+
+    path = tmp_path / "c.dat"
+    path.write_bytes(b"#0.0 qid:0")
+    assert quick._parse(path.read_bytes()) is None and quick.read_labels(str(path)) is None
+
+
 @pytest.mark.parametrize("raw", [b"1 2147483649:1\n", b"1 4294967297:5\n"])
 def test_known_index_beyond_int32(tmp_path, raw):
     index = int(raw.split()[1].split(b":")[0])
