@@ -45,6 +45,7 @@ class Model:
     format: str = "svmstruct"  # or "svmlight" for a model read from the originals
     result: Any = field(default=None, repr=False, compare=False)  # the TrainResult of a model just trained
     columns: np.ndarray | None = None  # sorted 0-based feature ids of the entries of w (hashed ids); None: dense
+    kernel: Any = None  # a kernels.KernelExpansion: svm_light's kernel models score sum_j coef_j k(b_j, x) - b
 
     # the header read through typed fields (its lines are written and read back as text)
     @property
@@ -230,46 +231,88 @@ def _weight_vector(ids: np.ndarray, weights: np.ndarray, n_features: int):
 
 
 def _parse_svmlight(lines: list, path: str) -> Model:
-    """svm_light V6 model: 10 header lines `value # label`, threshold b on line 11, then SV lines."""
+    """svm_light V6 model: 10 header lines `value # label`, threshold b on line 11, then SV lines. A linear
+    model (kernel type 0) becomes its weight vector; a kernel model (1 polynomial, 2 RBF, 3 sigmoid) keeps its
+    support vectors (svmstruct.kernels)."""
     if len(lines) < 11:
         raise InputError("truncated svm_light model header", path, len(lines))
 
     def value(lineno: int) -> str:
         return lines[lineno - 1].split("#")[0].strip()
 
-    if value(2) != "0":
-        raise InputError(f"only linear svm_light models (kernel type 0) are supported, not '{value(2)}'", path, 2)
+    kind = _int(value(2), path, 2, 0, 2**31 - 1)
+    if kind == 4:
+        raise InputError("user-defined kernels (kernel type 4) are not supported: svmstruct cannot run the "
+                         "kernel function compiled into the original programs", path, 2)
+    if kind > 4:
+        raise InputError(f"unknown kernel type '{value(2)}' (0 linear, 1 polynomial, 2 RBF, 3 sigmoid)", path, 2)
     highest = _int(value(8), path, 8, 0, MAX_INDEX)
     n_sv = _int(value(10), path, 10, 1, MAX_INDEX) - 1
     threshold = _float(value(11), path, 11)
     sv_lines = lines[11:]
     if len(sv_lines) < n_sv:
         raise InputError(f"expected {n_sv} support vector lines, found {len(sv_lines)}", path, len(lines))
+    alphas, rows = _support_vectors(sv_lines[:n_sv], highest, path)
+    if kind:
+        return _kernel_model(kind, [value(k) for k in (3, 4, 5, 6)], alphas, rows, threshold, highest, path)
     ids, contributions = [], []
-    for lineno, text in enumerate(sv_lines[:n_sv], 12):
+    for lineno, (alpha, (row_ids, row_values)) in enumerate(zip(alphas, rows), 12):
+        contribution = alpha * row_values.astype(np.float64)
+        if not np.all(np.isfinite(contribution)):
+            raise InputError(f"weight {alpha!r} * a feature value is beyond double (or, for the value, single) "
+                             "precision", path, lineno)
+        ids.append(row_ids)
+        contributions.append(contribution)
+    all_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+    unique, where = np.unique(all_ids, return_inverse=True)
+    summed = np.zeros(len(unique))
+    np.add.at(summed, where, np.concatenate(contributions) if contributions else np.zeros(0))
+    if not np.all(np.isfinite(summed)):
+        raise InputError("the weights sum beyond double precision", path, 12)
+    w, columns = _weight_vector(unique, summed, highest)
+    return Model(w=w, threshold=threshold, loss="svmlight", format="svmlight", columns=columns)
+
+
+def _support_vectors(sv_lines: list, highest: int, path: str) -> tuple:
+    """(alpha*y of every SV line, its (0-based feature ids, float32 values)): svm_light reads FVAL = float."""
+    alphas, rows = [], []
+    for lineno, text in enumerate(sv_lines, 12):
         tokens = text.split("#")[0].split()
         if not tokens:
             raise InputError("empty support vector line", path, lineno)
-        alpha = _float(tokens[0], path, lineno)
+        alphas.append(_float(tokens[0], path, lineno))
+        ids, values = [], []
         for tok in tokens[1:]:
             idx, sep, val = tok.partition(":")
             if not sep:
                 raise InputError(f"malformed token '{tok}'", path, lineno)
             ids.append(_int(idx, path, lineno, 1, highest) - 1)
             with np.errstate(over="ignore"):
-                fval = float(np.float32(_float(val, path, lineno)))  # svm_light reads FVAL = float
-            contribution = alpha * fval
-            if not np.isfinite(contribution):
-                raise InputError(f"weight {alpha!r} * {val} is beyond double (or, for the value, single) precision",
-                                 path, lineno)
-            contributions.append(contribution)
-    unique, where = np.unique(np.array(ids, dtype=np.int64), return_inverse=True)
-    summed = np.zeros(len(unique))
-    np.add.at(summed, where, np.array(contributions))
-    if not np.all(np.isfinite(summed)):
-        raise InputError("the weights sum beyond double precision", path, 12)
-    w, columns = _weight_vector(unique, summed, highest)
-    return Model(w=w, threshold=threshold, loss="svmlight", format="svmlight", columns=columns)
+                values.append(np.float32(_float(val, path, lineno)))
+            if not np.isfinite(values[-1]):
+                raise InputError(f"feature value {val} is beyond single precision (svm_light's float)", path, lineno)
+        order = np.argsort(np.array(ids, dtype=np.int64), kind="stable")
+        row_ids = np.array(ids, dtype=np.int64)[order]
+        if len(row_ids) > 1 and np.any(np.diff(row_ids) == 0):
+            raise InputError("a feature index appears twice in a support vector", path, lineno)
+        rows.append((row_ids, np.array(values, dtype=np.float32)[order]))
+    return alphas, rows
+
+
+def _kernel_model(kind: int, parameters: list, alphas: list, rows: list, threshold: float, highest: int,
+                  path: str) -> Model:
+    """An svm_light kernel model (svmstruct.kernels.KernelExpansion) from its header parameters and SVs."""
+    from svmstruct import kernels
+
+    degree = _int(parameters[0], path, 3, -(2**31), 2**31 - 1)
+    gamma, coef_lin, coef_const = (_float(text, path, line) for text, line in zip(parameters[1:], (4, 5, 6)))
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum([len(ids) for ids, _ in rows], out=indptr[1:])
+    indices = np.concatenate([ids for ids, _ in rows]).astype(np.int32) if rows else np.zeros(0, dtype=np.int32)
+    values = np.concatenate([vals for _, vals in rows]) if rows else np.zeros(0, dtype=np.float32)
+    expansion = kernels.KernelExpansion(kind, degree, gamma, coef_lin, coef_const, indptr, indices,
+                                        values.astype(np.float32), np.array(alphas, dtype=np.float64))
+    return Model(w=np.zeros(highest), threshold=threshold, loss="svmlight", format="svmlight", kernel=expansion)
 
 
 def format_svmlight(model: Model) -> str:
@@ -365,6 +408,8 @@ def score(model: Model, dataset) -> np.ndarray:
 
     from svmstruct import sparse_ops
 
+    if model.kernel is not None:  # svm_light's kernel model: its expansion over the support vectors
+        return model.kernel.scores(dataset.X) - model.threshold
     if model.normalize == "query":  # trained on query-normalised features (svmstruct.normalize)
         from svmstruct import normalize
 

@@ -40,7 +40,7 @@ def classify(test_path: str, model_path: str) -> str | None:
         trained = models.load_model(model_path)
     except SvmStructError:
         return None
-    if not trained.scores or trained.columns is not None or trained.normalize != "none":
+    if not trained.scores or trained.columns is not None or trained.normalize != "none" or trained.kernel is not None:
         return None
     w = trained.w.tolist()
     single = trained.format == "svmlight"  # the originals' classify programs read float features

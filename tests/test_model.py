@@ -91,3 +91,44 @@ def test_reads_the_originals_models_and_exports_them_back(tmp_path):
     again = model.load_model(str(path))
     np.testing.assert_allclose(again.w, original.w, rtol=1e-7)
     assert again.threshold == pytest.approx(original.threshold, rel=1e-7)
+
+
+def svm_light_kernel_model(kind: str, sv_lines: list, parameters=("3", "1", "1", "1")) -> str:
+    header = ["SVM-light Version V6.20", f"{kind} # kernel type"]
+    header += [f"{value} # kernel parameter -{flag} " for value, flag in zip(parameters, "dgsr")]
+    header += ["empty# kernel parameter -u ", "4 # highest feature index ", "2 # number of training documents ",
+               f"{len(sv_lines) + 1} # number of support vectors plus 1 ",
+               "0.5 # threshold b, each following line is a SV"]
+    return "\n".join(header + sv_lines) + "\n"
+
+
+@pytest.mark.parametrize("kind, expected", [
+    ("1", lambda dots: (1 * dots + 1) ** 3), ("2", None), ("3", lambda dots: np.tanh(1 * dots + 1))])
+def test_svm_light_kernel_models_score_their_expansion(tmp_path, kind, expected):
+    """score(x) = sum_j alpha_j k(sv_j, x) - b, written from svm_light's kernel definitions."""
+    from svmstruct import data
+
+    path = tmp_path / "k.model"
+    path.write_text(svm_light_kernel_model(kind, ["0.5 1:1 3:0.25 #", "-2 2:0.5 4:1 #"]))
+    trained = model.load_model(str(path))
+    test = tmp_path / "t.dat"
+    test.write_text("1 1:0.5 2:1\n-1 3:2 4:0.125\n")
+    ds = data.read_svmlight(str(test))
+    sv = np.array([[1, 0, 0.25, 0], [0, 0.5, 0, 1]])
+    x = ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X
+    dots = x @ sv.T
+    if kind == "2":
+        values = np.exp(-1.0 * ((x ** 2).sum(1)[:, None] - 2 * dots + (sv ** 2).sum(1)[None, :]))
+    else:
+        values = expected(dots)
+    assert model.score(trained, ds) == pytest.approx(values @ np.array([0.5, -2.0]) - 0.5, rel=1e-12)
+
+
+def test_a_user_kernel_model_is_one_clear_error(tmp_path):
+    path = tmp_path / "k.model"
+    path.write_text(svm_light_kernel_model("4", ["0.5 1:1 #"]))
+    with pytest.raises(InputError, match="user-defined kernels"):
+        model.load_model(str(path))
+    path.write_text(svm_light_kernel_model("7", ["0.5 1:1 #"]))
+    with pytest.raises(InputError, match="unknown kernel type"):
+        model.load_model(str(path))

@@ -53,3 +53,25 @@ def test_classify_reproduces_every_reference_prediction():
         reference = model.load_model(str(c.model))
         scores = model.score(reference, data.read_svmlight(str(c.test)))
         np.testing.assert_allclose(scores, c.pred, rtol=0, atol=1e-6, err_msg=name)
+
+
+KERNEL_CASES = ["mq2008-S1-perf-err-rbf-i1-k100", "mq2008-S1-perf-roc-rbf-chol-k100",
+                "mq2008-S1-perf-err-poly-d2-rand-k100", "mq2008-S1-perf-f1-sigmoid-rand-k100",
+                "corn-perf-f1-rbf-rand-k200"]
+
+
+@pytest.mark.parametrize("case", KERNEL_CASES)
+def test_classify_reproduces_svm_perf_kernel_models(case, tmp_path, shared):
+    """svm_perf's kernel models (RBF, polynomial, sigmoid): classify's scores equal svm_perf_classify's to 1e-6
+    (the polynomial and sigmoid cases to the printed digit)."""
+    from conftest import invoke
+
+    folder = shared / "reference" / "kernel"
+    test = shared / "data" / ("reuters/corn.test.svm" if case.startswith("corn") else "mq2008/S5.txt")
+    out = tmp_path / "p"
+    result = invoke("classify", test, folder / f"{case}.model", out)
+    assert result.returncode == 0, result.stderr
+    ours, theirs = np.loadtxt(out), np.loadtxt(folder / f"{case}.pred")
+    assert ours.shape == theirs.shape and np.abs(ours - theirs).max() <= 1e-6
+    if "-poly-" in case or "-sigmoid-" in case:
+        assert out.read_bytes() == (folder / f"{case}.pred").read_bytes()
