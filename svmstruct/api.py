@@ -4,17 +4,19 @@ either training source: data in this process (LocalSource) or shards on Dask wor
 (svmstruct.distributed.ClusterSource)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from svmstruct import losses, model, train
+from svmstruct import kernel_map, losses, model, train
 from svmstruct import normalize as normalization
 from svmstruct.data import Dataset, largest_magnitude
 from svmstruct.errors import InputError, NumericalError
 from svmstruct.evaluator import LocalEvaluator
+from svmstruct.kernels import Basis
 from svmstruct.loop_state import LoopState
 from svmstruct.losses.base import Loss
 from svmstruct.options import UsageError
@@ -76,11 +78,13 @@ class Settings:
 
 
 class LocalSource:
-    """Training data in this process (a Dataset): one TrainingProblem, a LocalEvaluator per run. The other
-    source is svmstruct.distributed.ClusterSource (shards on Dask workers); train_grid takes either."""
+    """Training data in this process (a Dataset): one TrainingProblem, a LocalEvaluator per run. With a
+    kernel (kernel_map.Spec) the features are mapped first (the Nystroem stage between data and trainer).
+    The other source is svmstruct.distributed.ClusterSource (shards on Dask workers); train_grid takes either."""
 
-    def __init__(self, dataset: Dataset):
+    def __init__(self, dataset: Dataset, kernel: kernel_map.Spec | None = None):
         self.dataset = dataset
+        self.kernel = kernel
         self.problem = None
 
     def prepare(self, loss: Loss, opts: dict, normalize: str) -> train.Prepared:
@@ -88,18 +92,34 @@ class LocalSource:
         if loss.needs_qid and not data.has_qid:
             raise InputError(f"loss {loss.name} needs qid:<id> on every line", data.path)
         largest = largest_magnitude(data)
-        scale = None
+        scale = mapping = None
         if normalize == "query":
             data = normalization.query_level(data)
         elif normalize == "global":
             scale = normalization.global_scale(data)
             data = normalization.scaled(data, scale)
+        if self.kernel is not None:
+            self.kernel.check()
+            if not loss.plain_features or normalize != "none":
+                raise UsageError(f"a kernel applies to a loss scoring the documents' own features, without "
+                                 f"normalisation (loss {loss.name}, normalize {normalize!r})")
+            rows = Basis.of_dataset(data)
+            mapping = kernel_map.KernelMap.over(self.kernel.kernel, kernel_map.select(
+                self.kernel, rows.size, rows.select, basis_vectors))
+            data = dataclasses.replace(data, X=mapping.map(rows), columns=None)
         self.problem = built = loss.build(data, opts)
-        return train.Prepared(train.Outline.of(built), TrainingSummary.of(data, built), largest, scale)
+        return train.Prepared(train.Outline.of(built), TrainingSummary.of(data, built), largest, scale, mapping)
 
     def evaluator(self, prepared: train.Prepared) -> LocalEvaluator:
         assert self.problem is not None
         return LocalEvaluator(self.problem)
+
+
+def basis_vectors(path: str) -> Basis:
+    """The vectors of a basis file (learn --f: SVMlight lines, their targets ignored)."""
+    from svmstruct.data import read_svmlight
+
+    return Basis.of_dataset(read_svmlight(path))
 
 
 def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: Iterable = (),
@@ -126,23 +146,28 @@ def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: It
         result = train.optimise(source.evaluator(prepared), outline, C, eps, settings.max_iterations, start=start,
                                 callbacks=(*callbacks, final))
         start = None
-        yield checked(model.from_training(loss, opts, prepared.summary, result, C, eps, settings.normalize,
-                                          prepared.scale))
+        trained = model.from_training(loss, opts, prepared.summary, result, C, eps, settings.normalize,
+                                      prepared.scale)
+        if prepared.kernel_map is not None:  # the linear model on phi is a kernel expansion
+            trained.set_kernel(prepared.kernel_map.expansion(trained.w))
+        yield checked(trained)
 
 
 def checked(trained: model.Model) -> model.Model:
     """The model, if its weights and threshold are finite (NumericalError otherwise)."""
-    if not (np.all(np.isfinite(trained.w)) and np.isfinite(trained.threshold)):
+    coef = trained.kernel.coef if trained.kernel is not None else trained.w
+    if not (np.all(np.isfinite(coef)) and np.isfinite(trained.threshold)):
         raise NumericalError("the trained weights are not finite (feature values too large?): no model written")
     return trained
 
 
 def train_loss(loss: Loss, opts: dict, data: Dataset, C: float = 1.0, epsilon: float | None = None,
                max_iterations: int = train.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
-               normalize: str = "none") -> model.Model:
-    """Train `loss` with resolved options on `data` for one C (train_grid on a LocalSource)."""
+               normalize: str = "none", kernel: kernel_map.Spec | None = None) -> model.Model:
+    """Train `loss` with resolved options on `data` for one C (train_grid on a LocalSource; with a kernel,
+    over its map)."""
     callbacks = (train.Progress(progress),) if progress else ()
-    return next(train_grid(LocalSource(data), loss, opts, Settings([C], epsilon, max_iterations, normalize),
+    return next(train_grid(LocalSource(data, kernel), loss, opts, Settings([C], epsilon, max_iterations, normalize),
                            callbacks))
 
 
@@ -156,15 +181,16 @@ def problem(data: Dataset, loss: str = "errorrate", **options: Any):
 
 def fit(data: Dataset, loss: str = "errorrate", C: float = 1.0, epsilon: float | None = None,
         max_iterations: int = train.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
-        normalize: str = "none", **options: Any) -> model.Model:
+        normalize: str = "none", kernel: kernel_map.Spec | None = None, **options: Any) -> model.Model:
     """Train a model on a Dataset (svmstruct.read_svmlight) with the loss called `loss` (a name of
-    `svmstruct losses`, e.g. "map", "ndcg@10", "f1") and its options as keywords (beta=2, k=5, ...).
+    `svmstruct losses`, e.g. "map", "ndcg@10", "f1") and its options as keywords (beta=2, k=5, ...);
+    kernel: a kernel_map.Spec (learn -t) for a kernel expansion over a basis instead of a linear model.
 
     >>> m = svmstruct.fit(svmstruct.read_svmlight("train.txt"), loss="map", C=10)
     >>> m.predict(svmstruct.read_svmlight("test.txt"))      # scores w.x - b, one per line
     """
     spec, opts = resolve_loss(loss, options)
-    return train_loss(spec, opts, data, C, epsilon, max_iterations, progress, normalize)
+    return train_loss(spec, opts, data, C, epsilon, max_iterations, progress, normalize, kernel)
 
 
 def fit_shards(paths: list, loss: str = "pairs", C: float = 1.0, epsilon: float | None = None,

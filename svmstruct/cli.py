@@ -5,6 +5,7 @@ code (README, "Errors and exit codes"); nothing else may escape as a traceback."
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import sys
@@ -177,6 +178,7 @@ def _default_loss() -> str:
 
 def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, single_precision, layout,
                   dense, validation_file, select_measure, normalize, workers, scheduler, checkpoint_file, resume,
+                  kernel_type, degree, gamma, coef_lin, coef_const, basis_size, basis_method, basis_file,
                   train_files, model_file, **loss_opts):
     """Train on TRAIN_FILE (SVMlight, '-' for stdin; several files are read as one, one after the other)
     and write MODEL_FILE ('-' for stdout). With --workers or --scheduler, every TRAIN_FILE is a shard of
@@ -192,16 +194,18 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
         raise UsageError("--normalize query needs the svmstruct model format: the originals' classify programs "
                          "would score raw features")
     select_measure = _selection_measure(loss, opts, validation_file, select_measure)
+    kernel = _kernel_spec(loss, normalize, workers, scheduler, kernel_type, dict(d=degree, g=gamma, s=coef_lin,
+                          r=coef_const, k=basis_size, t=basis_method, f=basis_file))
     if validation_file == io.STDIO and io.STDIO in train_files:
         raise UsageError("TRAIN_FILE and --validate cannot both be read from stdin")
     _check_sources(loss, opts, train_files, workers, scheduler)
     io.check_distinct([("MODEL_FILE", model_file), ("--checkpoint", checkpoint_file)],
                       [*(("TRAIN_FILE", path) for path in train_files), ("--validate", validation_file),
-                       ("--subtopics", opts.get("subtopics"))])
+                       ("--subtopics", opts.get("subtopics")), ("--f", basis_file)])
     io.check_writable(model_file)
     saving = _checkpointing(checkpoint_file, resume, settings, dict(
         loss=loss.name, options=opts, C=settings.grid[0], epsilon=settings.epsilon_for(loss), normalize=normalize,
-        train_files=list(train_files)))
+        train_files=list(train_files), **({"kernel": dataclasses.asdict(kernel)} if kernel else {})))
 
     log = say if verbosity >= 1 else None
     validation = None
@@ -211,7 +215,7 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
         validation = data.read_svmlight(validation_file)
     callbacks = [train.Progress(_progress_printer(verbosity))] if log and validation is None else []
     with _training_source(loss, loss_name, train_files, workers, scheduler, single_precision,
-                          "dense" if dense else layout, log) as (source, describe):
+                          "dense" if dense else layout, kernel, log) as (source, describe):
         def prepared(ready):
             _warn_if_badly_scaled(ready.largest, normalize)
             if log and validation is None:
@@ -236,7 +240,7 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
 
 @contextlib.contextmanager
 def _training_source(loss, loss_name: str, train_files: tuple, workers, scheduler, single_precision: bool,
-                     layout: str, log):
+                     layout: str, kernel, log):
     """(the training source of api.train_grid, a describer of the prepared training set for the log): the
     TRAIN_FILEs read here, or shards read by the workers of a Dask cluster (closed on the way out)."""
     if workers is None and scheduler is None:
@@ -250,8 +254,9 @@ def _training_source(loss, loss_name: str, train_files: tuple, workers, schedule
         if others:
             warn(f"-l {code} is loss {loss.name} ({loss.summary}); the same code means -l {others[0].name} "
                  f"({others[0].summary}). Name the loss to silence this warning.")
-        yield api.LocalSource(dataset), lambda ready: (f"Training set {dataset.path}: {dataset.n_docs} documents, "
-                                                       f"{dataset.n_features} features")
+        yield api.LocalSource(dataset, kernel), lambda ready: (
+            f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features"
+            + (f"; {_describe_map(ready.kernel_map)}" if ready.kernel_map is not None else ""))
         return
     from svmstruct import distributed
 
@@ -267,6 +272,39 @@ def _training_source(loss, loss_name: str, train_files: tuple, workers, schedule
                 f"{t.recoveries} shards reloaded after a lost worker")
     finally:
         close()
+
+
+KERNEL_OPTIONS = "dgsrktf"  # -d -g -s -r --k --t --f: only with a kernel (-t 1|2|3)
+
+
+def _kernel_spec(loss, normalize: str, workers, scheduler, kind, given: dict):
+    """The kernel_map.Spec of -t/-d/-g/-s/-r/--k/--t/--f (None for the linear kernel), checked."""
+    from svmstruct import kernel_map, kernels
+
+    if not kind:
+        stray = [("-" if name in "dgsr" else "--") + name for name in KERNEL_OPTIONS if given[name] is not None]
+        if stray:
+            raise UsageError(f"{stray[0]} applies to a kernel: give -t 1 (polynomial), 2 (RBF) or 3 (sigmoid)")
+        return None
+    if normalize != "none":
+        raise UsageError("--normalize applies to linear models only: with -t, scale the features before training")
+    if workers is not None or scheduler is not None:
+        raise UsageError("-t trains on one machine: --workers and --scheduler take linear models only")
+    if not loss.plain_features:
+        raise UsageError(f"-t: loss {loss.name} builds its own features from the documents; kernels apply to the "
+                         "other losses")
+    defaults = kernels.Kernel()
+    kernel = kernels.Kernel(kind, *(defaults.__dict__[field] if given[name] is None else given[name]
+                                    for name, field in zip("dgsr", ("degree", "gamma", "coef_lin", "coef_const"))))
+    return kernel_map.Spec(kernel, kernel_map.DEFAULT_SIZE if given["k"] is None else given["k"],
+                           kernel_map.RANDOM if given["t"] is None else given["t"], given["f"]).check()
+
+
+def _describe_map(mapping) -> str:
+    from svmstruct import kernels
+
+    dropped = f" ({mapping.dropped} dependent ones dropped)" if mapping.dropped else ""
+    return f"{kernels.NAMES[mapping.kernel.kind]} kernel over {mapping.size} basis vectors{dropped}"
 
 
 def _checkpointing(path, resume: bool, settings, signature: dict):
@@ -539,6 +577,21 @@ def _learn() -> click.Command:
                           "written after convergence)."),
         click.option("--resume", is_flag=True,
                      help="Continue the run whose --checkpoint FILE is given (same data, loss, options, -c, -e)."),
+        click.option("-t", "kernel_type", type=Integer(0, 4), default=0, show_default=True,
+                     help="Kernel (svm_light's): 0 linear, 1 polynomial (s a.b + r)^d, 2 RBF exp(-g |a-b|^2), "
+                          "3 sigmoid tanh(s a.b + r); a nonlinear kernel trains over a basis of --k vectors."),
+        click.option("-d", "degree", type=Integer(), default=None, help="-t 1: the degree d (default 3)."),
+        click.option("-g", "gamma", type=Number(), default=None, help="-t 2: gamma (default 1)."),
+        click.option("-s", "coef_lin", type=Number(), default=None, help="-t 1, 3: s (default 1)."),
+        click.option("-r", "coef_const", type=Number(), default=None, help="-t 1, 3: r (default 1)."),
+        click.option("--k", "basis_size", type=Integer(), default=None, metavar="K",
+                     help="With -t: the number of basis vectors (default 500; svm_perf's --k)."),
+        click.option("--t", "basis_method", type=Integer(), default=None, metavar="M",
+                     help="With -t: how the basis is chosen, 1 at random (default), 2 by incomplete Cholesky "
+                          "(svm_perf's --t)."),
+        click.option("--f", "basis_file", default=None, metavar="FILE",
+                     help="With -t: choose the basis among this file's vectors (SVMlight) instead of the training "
+                          "documents; all of them when it has at most --k."),
         THREADS_OPTION,
         _loss_options,
         click.argument("train_files", nargs=-1, required=True, metavar="TRAIN_FILE..."),

@@ -17,19 +17,29 @@ import inspect
 
 import numpy as np
 
-from svmstruct import api, data, model
+from svmstruct import api, data, kernel_map, kernels, model
 from svmstruct.errors import InputError
 from svmstruct.train import MAX_ITERATIONS
 
+KERNELS = {"linear": 0, "poly": kernels.POLYNOMIAL, "polynomial": kernels.POLYNOMIAL, "rbf": kernels.RBF,
+           "sigmoid": kernels.SIGMOID}
+KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "n_basis")
+
 
 class _Linear:
-    """What SVMPerf and SVMRank share: parameters, fitting through svmstruct.api, scores w.x + b."""
+    """What SVMPerf and SVMRank share: parameters, fitting through svmstruct.api, scores w.x + b (or, with a
+    kernel, sum_j beta_j k(b_j, x) + b over n_basis basis vectors: learn -t)."""
 
     _families: tuple = ()  # loss families the estimator accepts
     loss: str
     C: float
     epsilon: float | None
     max_iterations: int
+    kernel: str
+    gamma: float
+    degree: int
+    coef0: float
+    n_basis: int
 
     @classmethod
     def _param_names(cls) -> list:
@@ -54,27 +64,51 @@ class _Linear:
 
     def _loss(self):
         options = {k: v for k, v in self.get_params().items()
-                   if k not in ("loss", "C", "epsilon", "max_iterations") and v is not None}
+                   if k not in ("loss", "C", "epsilon", "max_iterations", *KERNEL_PARAMS) and v is not None}
         loss, opts = api.resolve_loss(str(self.loss), options)
         if loss.family not in self._families:
             raise InputError(f"{type(self).__name__} takes a loss of the families {', '.join(self._families)}; "
                              f"{loss.name} is a {loss.family} loss")
         return loss, opts
 
+    def _kernel(self, n: int) -> kernel_map.Spec | None:
+        """learn -t's kernel of the parameters (scikit-learn's names: gamma is svm_light's -g for RBF and -s for
+        the polynomial and sigmoid kernels, coef0 is -r), None for the linear kernel; a basis of at most the n
+        training documents (as scikit-learn's Nystroem)."""
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {self.kernel!r}")
+        kind = KERNELS[self.kernel]
+        if not kind:
+            return None
+        kernel = kernels.Kernel(kind, int(self.degree), float(self.gamma), float(self.gamma), float(self.coef0))
+        return kernel_map.Spec(kernel, min(int(self.n_basis), n)).check()
+
     def _train(self, dataset: data.Dataset) -> None:
         loss, opts = self._loss()
-        self.model_ = api.train_loss(loss, opts, dataset, self.C, self.epsilon, self.max_iterations)
+        self.model_ = api.train_loss(loss, opts, dataset, self.C, self.epsilon, self.max_iterations,
+                                     kernel=self._kernel(dataset.n_docs))
         self._set_fitted(self.model_, dataset.n_features)
 
     def _set_fitted(self, trained: model.Model, n_features: int) -> None:
-        self.coef_ = np.zeros(n_features)
-        common = min(n_features, trained.n_features)
-        self.coef_[:common] = trained.w[:common]
+        """Fitted attributes: coef_ (linear), or dual_coef_ and basis_vectors_ (kernel); intercept_."""
+        for name in ("coef_", "dual_coef_", "basis_vectors_"):
+            self.__dict__.pop(name, None)
+        if trained.kernel is None:
+            self.coef_ = np.zeros(n_features)
+            common = min(n_features, trained.n_features)
+            self.coef_[:common] = trained.w[:common]
+        else:
+            import scipy.sparse as sp
+
+            basis = trained.kernel.basis
+            self.dual_coef_ = trained.kernel.coef.copy()
+            self.basis_vectors_ = sp.csr_matrix((basis.values, basis.indices, basis.indptr),
+                                                shape=(basis.size, max(n_features, basis.highest_index)))
         self.intercept_ = -float(trained.threshold)
         self.n_features_in_ = n_features
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "coef_"):
+        if not hasattr(self, "model_"):
             try:
                 from sklearn.exceptions import NotFittedError
             except ImportError:  # scikit-learn absent: the same message as a plain AttributeError
@@ -88,6 +122,8 @@ class _Linear:
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                              f"{self.n_features_in_} features as input")
+        if self.model_.kernel is not None:
+            return self.model_.kernel.scores(X) + self.intercept_
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def _measure(self) -> str:
@@ -111,6 +147,10 @@ class _Linear:
             valid = set(cls._param_names())
             params = {k: v for k, v in trained.loss_options().items() if k in valid and k in trained.options}
             estimator.set_params(loss=trained.loss, C=trained.C if trained.C is not None else 1.0, **params)
+        if trained.kernel is not None:
+            k = trained.kernel.kernel
+            estimator.set_params(kernel=kernels.NAMES[k.kind], degree=k.degree, coef0=k.coef_const,
+                                 gamma=k.gamma if k.kind == kernels.RBF else k.coef_lin, n_basis=trained.kernel.size)
         estimator.model_ = trained
         estimator._set_fitted(trained, trained.n_features)
         return estimator
@@ -198,7 +238,8 @@ class SVMPerf(_Linear):
     _families = ("perf",)
 
     def __init__(self, loss="errorrate", C=1.0, epsilon=None, bias=None, beta=None, p=None, k=None,
-                 per_query=None, rel_threshold=None, max_iterations=MAX_ITERATIONS):
+                 per_query=None, rel_threshold=None, max_iterations=MAX_ITERATIONS, kernel="linear", gamma=1.0,
+                 degree=3, coef0=1.0, n_basis=kernel_map.DEFAULT_SIZE):
         self.loss = loss
         self.C = C
         self.epsilon = epsilon
@@ -209,6 +250,11 @@ class SVMPerf(_Linear):
         self.per_query = per_query
         self.rel_threshold = rel_threshold
         self.max_iterations = max_iterations
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_basis = n_basis
 
     def fit(self, X, y, qid=None):
         X = _as_matrix(X)
@@ -269,7 +315,8 @@ class SVMRank(_Linear):
     _families = ("rank", "map", "dorm")
 
     def __init__(self, loss="pairs", C=1.0, epsilon=None, k=None, position_weights=None, eru_alpha=None,
-                 eru_neutral=None, rel_threshold=None, max_iterations=MAX_ITERATIONS):
+                 eru_neutral=None, rel_threshold=None, max_iterations=MAX_ITERATIONS, kernel="linear", gamma=1.0,
+                 degree=3, coef0=1.0, n_basis=kernel_map.DEFAULT_SIZE):
         self.loss = loss
         self.C = C
         self.epsilon = epsilon
@@ -279,6 +326,11 @@ class SVMRank(_Linear):
         self.eru_neutral = eru_neutral
         self.rel_threshold = rel_threshold
         self.max_iterations = max_iterations
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_basis = n_basis
 
     def fit(self, X, y, qid=None):
         X = _as_matrix(X)

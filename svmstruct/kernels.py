@@ -24,36 +24,138 @@ NAMES = {POLYNOMIAL: "polynomial", RBF: "rbf", SIGMOID: "sigmoid"}
 NS_PER_PRODUCT = 2.0  # one-thread cost of a feature pair in a sparse dot product (threads.for_work)
 
 
+@dataclass(frozen=True)
+class Kernel:
+    """svm_light's kernel and its parameters (learn -t -d -g -s -r, with svm_light's defaults)."""
+    kind: int = RBF
+    degree: int = 3  # -d
+    gamma: float = 1.0  # -g
+    coef_lin: float = 1.0  # -s
+    coef_const: float = 1.0  # -r
+
+
+@dataclass
+class Basis:
+    """Vectors in CSR arrays over 0-based feature ids (a kernel model's basis or support vectors)."""
+    indptr: np.ndarray  # int64, len = size + 1
+    indices: np.ndarray  # int32, increasing within a row
+    values: np.ndarray  # float32 for svm_light's models (their FVAL), float64 for ours
+
+    @property
+    def size(self) -> int:
+        return len(self.indptr) - 1
+
+    @classmethod
+    def of(cls, X, dtype=np.float64) -> Basis:
+        import scipy.sparse as sp
+
+        X = sp.csr_matrix(X)
+        X.sort_indices()
+        return cls(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data.astype(dtype))
+
+    @classmethod
+    def of_dataset(cls, data, dtype=np.float64) -> Basis:
+        """A dataset's rows over feature ids (a file with compact `columns` mapped back to its indices)."""
+        rows = cls.of(data.X, dtype)
+        if data.columns is not None:
+            rows.indices = np.asarray(data.columns, dtype=np.int64)[rows.indices].astype(np.int32)
+        return rows
+
+    def select(self, keep) -> Basis:
+        """The vectors at positions `keep`, in that order."""
+        keep = np.asarray(keep, dtype=np.int64)
+        lengths = self.indptr[keep + 1] - self.indptr[keep]
+        indptr = np.zeros(len(keep) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        at = np.concatenate([np.arange(self.indptr[j], self.indptr[j + 1]) for j in keep]) if len(keep) else \
+            np.zeros(0, dtype=np.int64)
+        return Basis(indptr, self.indices[at], self.values[at])
+
+    def block(self, lo: int, hi: int) -> Basis:
+        """The vectors lo..hi-1 (views)."""
+        hi = min(hi, self.size)
+        start, end = self.indptr[lo], self.indptr[hi]
+        return Basis(self.indptr[lo:hi + 1] - start, self.indices[start:end], self.values[start:end])
+
+    @property
+    def highest_index(self) -> int:
+        """The highest 1-based feature index of any vector (0 without features)."""
+        return int(self.indices.max()) + 1 if len(self.indices) else 0
+
+
 @dataclass
 class KernelExpansion:
-    """sum_j coef[j] k(basis_j, x): the basis as CSR arrays over 0-based feature ids, values float32."""
-    kind: int
-    degree: int  # -d
-    gamma: float  # -g
-    coef_lin: float  # -s
-    coef_const: float  # -r
-    indptr: np.ndarray  # int64, len = basis size + 1
-    indices: np.ndarray  # int32, increasing within a row
-    values: np.ndarray  # float32
-    coef: np.ndarray  # float64 (alpha * y of svm_light's SV lines)
+    """sum_j coef[j] k(basis_j, x) (svm_light's kernel models: the SV lines, alpha * y as coef)."""
+    kernel: Kernel
+    basis: Basis
+    coef: np.ndarray  # float64
 
     @property
     def size(self) -> int:
         return len(self.coef)
 
-    def scores(self, X) -> np.ndarray:
-        """sum_j coef_j k(b_j, x) for every row x of a CSR matrix or dense array (threshold not subtracted)."""
-        import scipy.sparse as sp
-
-        X = sp.csr_matrix(X)
-        values = X.data.astype(np.float32)  # the originals read feature values as float
-        out = np.empty(X.shape[0])
-        work = (X.nnz * self.size + X.shape[0] * len(self.values)) * NS_PER_PRODUCT * 1e-9
+    def scores(self, data) -> np.ndarray:
+        """sum_j coef_j k(b_j, x) for every document x of a Dataset or row of a matrix (threshold not
+        subtracted); feature values in the basis's precision (float: the originals read them as float)."""
+        dtype = self.basis.values.dtype
+        rows = Basis.of_dataset(data, dtype) if hasattr(data, "qptr") else Basis.of(data, dtype)
+        out = np.empty(rows.size)
+        work = (len(rows.values) * self.size + rows.size * len(self.basis.values)) * NS_PER_PRODUCT * 1e-9
         with threads.for_work(work):
-            expansion_scores(X.indptr.astype(np.int64), X.indices.astype(np.int32), values, self.indptr, self.indices,
-                             self.values, self.coef, self.kind, self.degree, self.gamma, self.coef_lin,
-                             self.coef_const, out)
+            k = self.kernel
+            expansion_scores(rows.indptr, rows.indices, rows.values, self.basis.indptr, self.basis.indices,
+                             self.basis.values, self.coef, k.kind, k.degree, k.gamma, k.coef_lin, k.coef_const, out)
         return out
+
+
+def gram(kernel: Kernel, rows: Basis, basis: Basis) -> np.ndarray:
+    """k(x_r, b_j) for every row r and basis vector j (n x m, float64): the dot products by one sparse or
+    dense (BLAS) matrix product over the features the basis uses, then the kernel of each entry, in parallel.
+    (Scores of svm_light's models use expansion_scores instead: the originals' order of additions.)"""
+    dots = _dots(rows, basis)
+    work = dots.size * NS_PER_ENTRY * 1e-9
+    with threads.for_work(work):
+        apply_kernel(dots, squared_norms(rows), squared_norms(basis), kernel.kind, kernel.degree, kernel.gamma,
+                     kernel.coef_lin, kernel.coef_const)
+    return dots
+
+
+NS_PER_ENTRY = 10.0  # one-thread cost of the kernel of one Gram matrix entry (an exp or a power)
+DENSE_FILL = 0.2  # a matrix at least this full is multiplied dense (BLAS)
+
+
+def _dots(rows: Basis, basis: Basis) -> np.ndarray:
+    """rows . basis' (n x m) over the features the basis uses (the others add nothing)."""
+    import scipy.sparse as sp
+
+    used = np.unique(basis.indices)
+    B = sp.csr_matrix((basis.values.astype(np.float64), np.searchsorted(used, basis.indices), basis.indptr),
+                      shape=(basis.size, len(used)))
+    at = np.minimum(np.searchsorted(used, rows.indices), max(len(used) - 1, 0))
+    hit = used[at] == rows.indices if len(used) else np.zeros(len(rows.indices), dtype=bool)
+    row_of = np.repeat(np.arange(rows.size), np.diff(rows.indptr))
+    R = sp.csr_matrix((rows.values[hit].astype(np.float64), (row_of[hit], at[hit])), shape=(rows.size, len(used)))
+    dense_B = B.nnz >= DENSE_FILL * max(B.shape[0] * B.shape[1], 1)
+    dense_R = R.nnz >= DENSE_FILL * max(R.shape[0] * R.shape[1], 1)
+    if dense_B:
+        Bt = np.ascontiguousarray(B.toarray().T)
+        return R.toarray() @ Bt if dense_R else np.asarray(R @ Bt)
+    return np.asarray((R @ B.T).toarray())
+
+
+def squared_norms(vectors: Basis) -> np.ndarray:
+    """|v|^2 of every vector (double)."""
+    row_of = np.repeat(np.arange(vectors.size), np.diff(vectors.indptr))
+    return np.bincount(row_of, weights=vectors.values.astype(np.float64) ** 2, minlength=vectors.size)
+
+
+@njit(cache=True, parallel=True)
+def apply_kernel(dots, norm_rows, norm_basis, kind, degree, gamma, coef_lin, coef_const):
+    """dots[r, j] = a.b becomes k(a, b) in place, rows in parallel."""
+    for r in prange(dots.shape[0]):
+        for j in range(dots.shape[1]):
+            dots[r, j] = kernel_value(kind, degree, gamma, coef_lin, coef_const, dots[r, j], norm_rows[r],
+                                      norm_basis[j])
 
 
 @njit(cache=True)
@@ -99,3 +201,4 @@ def expansion_scores(x_ptr, x_idx, x_val, b_ptr, b_idx, b_val, coef, kind, degre
             dot = sparse_dot(b_idx, b_val, b_ptr[j], b_ptr[j + 1], x_idx, x_val, x0, x1)
             total += kernel_value(kind, degree, gamma, coef_lin, coef_const, dot, basis_norms[j], norm_x) * coef[j]
         out[r] = total
+

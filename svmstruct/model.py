@@ -12,6 +12,10 @@ svmstruct format::
     1 0.5
     ...
 
+A kernel model (learn -t) has `kernel rbf` and its parameters `kernel.degree`, `kernel.gamma`,
+`kernel.coef_lin`, `kernel.coef_const` before n_features, and instead of the weights `basis m` and one line
+per basis vector, `beta index:value ...` (increasing indices): scores sum_j beta_j k(b_j, x) - threshold.
+
 Floats are written with repr(), which round-trips exactly. svm_light / svm_perf / svm_rank linear
 models (`SVM-light Version V6.20`) are read as w = sum of alpha_y * support vector, scores w.x - b,
 and can be written for the originals' classify programs.
@@ -95,6 +99,13 @@ class Model:
         ids = keep if self.columns is None else self.columns[keep]
         return ids.astype(np.int64), self.w[keep]
 
+    def set_kernel(self, expansion) -> None:
+        """Make this model (trained on a kernel map's features) the kernel expansion: scores
+        sum_j beta_j k(b_j, x) - b over raw features, the weights of the mapped features dropped."""
+        self.kernel = expansion
+        self.w, self.columns = np.zeros(expansion.basis.highest_index), None
+        self.header.pop("highest_index", None)  # the bias counted as a mapped feature
+
     def predict(self, dataset) -> np.ndarray:
         """Scores w.x - b, one per row of the dataset."""
         return score(self, dataset)
@@ -137,12 +148,38 @@ def format_model(model: Model) -> str:
         lines.append(f"option.{key} {_number(value)}")
     for key, value in model.header.items():
         lines.append(f"{key} {_number(value)}")
+    if model.kernel is not None:
+        lines.extend(_kernel_lines(model.kernel))
     lines.append(f"n_features {model.n_features}")
     lines.append(f"threshold {float(model.threshold)!r}")
+    if model.kernel is not None:
+        return "\n".join([*lines, f"basis {model.kernel.size}", *_basis_lines(model.kernel)]) + "\n"
     ids, weights = model.entries()
     lines.append(f"weights {len(ids)}")
     lines.extend(f"{j + 1} {float(v)!r}" for j, v in zip(ids, weights))
     return "\n".join(lines) + "\n"
+
+
+KERNEL_PARAMETERS = ("degree", "gamma", "coef_lin", "coef_const")
+
+
+def _kernel_lines(expansion) -> list:
+    from svmstruct.kernels import NAMES
+
+    k = expansion.kernel
+    return [f"kernel {NAMES[k.kind]}", f"kernel.degree {k.degree}",
+            *(f"kernel.{name} {float(getattr(k, name))!r}" for name in KERNEL_PARAMETERS[1:])]
+
+
+def _basis_lines(expansion) -> list:
+    """`beta index:value ...` per basis vector (numbers with repr: exact)."""
+    b = expansion.basis
+    lines = []
+    for j in range(b.size):
+        lo, hi = b.indptr[j], b.indptr[j + 1]
+        features = " ".join(f"{i + 1}:{float(v)!r}" for i, v in zip(b.indices[lo:hi], b.values[lo:hi]))
+        lines.append(f"{float(expansion.coef[j])!r} {features}".rstrip())
+    return lines
 
 
 def save_model(model: Model, path: str, fmt: str = "svmstruct") -> None:
@@ -180,6 +217,8 @@ def _parse_svmstruct(lines: list, path: str) -> Model:
         raise InputError(f"unsupported model version '{lines[0]}'", path, 1)
     model = Model(w=np.zeros(0))
     n_features = n_weights = body = None
+    kernel: dict = {}  # `kernel` and `kernel.*` header lines: (value, line number)
+    key = ""
     for lineno, text in enumerate(lines[1:], 2):
         key, _, value = text.partition(" ")
         if not key or not value:
@@ -192,14 +231,22 @@ def _parse_svmstruct(lines: list, path: str) -> Model:
             n_features = _int(value, path, lineno, 0, MAX_INDEX)
         elif key == "threshold":
             model.threshold = _float(value, path, lineno)
-        elif key == "weights":
+        elif key in ("weights", "basis"):
             n_weights = _int(value, path, lineno, 0, MAX_INDEX)
             body = lineno
             break
+        elif key == "kernel" or key.startswith("kernel."):
+            kernel[key] = (value, lineno)
         else:
             model.header[key] = _text(value)
     if n_features is None or n_weights is None or body is None:
         raise InputError("model header lacks 'n_features' or 'weights'", path, len(lines))
+    if kernel or key == "basis":
+        if key != "basis" or "kernel" not in kernel:
+            raise InputError("a kernel model needs both a 'kernel' line and 'basis' lines", path, body)
+        model.kernel = _parse_kernel(kernel, lines[body:], n_weights, n_features, path, body)
+        model.w = np.zeros(n_features)
+        return model
     rows = lines[body: body + n_weights]
     if len(rows) != n_weights or any(line.strip() for line in lines[body + n_weights:]):
         raise InputError(f"expected {n_weights} weight lines, found {len(lines) - body}", path, len(lines))
@@ -219,6 +266,50 @@ def _parse_svmstruct(lines: list, path: str) -> Model:
         raise InputError(f"weight index {ids[repeated[0]] + 1} appears twice", path, where)
     model.w, model.columns = _weight_vector(ids, weights, n_features)
     return model
+
+
+def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: str, body: int):
+    """The KernelExpansion of a kernel model's `kernel*` header fields and its `basis` lines."""
+    from svmstruct import kernels
+
+    names = {name: kind for kind, name in kernels.NAMES.items()}
+    name, line = fields.pop("kernel")
+    if name not in names:
+        raise InputError(f"unknown kernel '{name}' (one of {', '.join(names)})", path, line)
+    parameters: dict = {}
+    for key, (value, line) in fields.items():
+        parameter = key[len("kernel."):]
+        if parameter not in KERNEL_PARAMETERS:
+            raise InputError(f"unknown kernel parameter '{key}'", path, line)
+        parameters[parameter] = _int(value, path, line, 1, 10**6) if parameter == "degree" else \
+            _float(value, path, line)
+    if len(parameters) != len(KERNEL_PARAMETERS):
+        missing = [p for p in KERNEL_PARAMETERS if p not in parameters]
+        raise InputError(f"kernel model lacks 'kernel.{missing[0]}'", path, body)
+    if len(rows) != size or any(not text.strip() for text in rows):
+        raise InputError(f"expected {size} basis lines, found {len(rows)}", path, body + len(rows))
+    coef = np.empty(size)
+    indptr = np.zeros(size + 1, dtype=np.int64)
+    indices: list = []
+    values: list = []
+    for j, text in enumerate(rows):
+        lineno = body + 1 + j
+        tokens = text.split()
+        coef[j] = _float(tokens[0], path, lineno)
+        previous = 0
+        for token in tokens[1:]:
+            index, sep, value = token.partition(":")
+            if not sep:
+                raise InputError(f"malformed token '{token}'", path, lineno)
+            index_value = _int(index, path, lineno, 1, n_features)
+            if index_value <= previous:
+                raise InputError(f"feature index {index_value} is not above the one before it", path, lineno)
+            previous = index_value
+            indices.append(index_value - 1)
+            values.append(_float(value, path, lineno))
+        indptr[j + 1] = len(indices)
+    basis = kernels.Basis(indptr, np.array(indices, dtype=np.int32), np.array(values, dtype=np.float64))
+    return kernels.KernelExpansion(kernels.Kernel(names[name], **parameters), basis, coef)
 
 
 def _weight_vector(ids: np.ndarray, weights: np.ndarray, n_features: int):
@@ -310,31 +401,36 @@ def _kernel_model(kind: int, parameters: list, alphas: list, rows: list, thresho
     np.cumsum([len(ids) for ids, _ in rows], out=indptr[1:])
     indices = np.concatenate([ids for ids, _ in rows]).astype(np.int32) if rows else np.zeros(0, dtype=np.int32)
     values = np.concatenate([vals for _, vals in rows]) if rows else np.zeros(0, dtype=np.float32)
-    expansion = kernels.KernelExpansion(kind, degree, gamma, coef_lin, coef_const, indptr, indices,
-                                        values.astype(np.float32), np.array(alphas, dtype=np.float64))
+    expansion = kernels.KernelExpansion(kernels.Kernel(kind, degree, gamma, coef_lin, coef_const),
+                                        kernels.Basis(indptr, indices, values.astype(np.float32)),
+                                        np.array(alphas, dtype=np.float64))
     return Model(w=np.zeros(highest), threshold=threshold, loss="svmlight", format="svmlight", kernel=expansion)
 
 
 def format_svmlight(model: Model) -> str:
-    """The model as an svm_light V6.20 linear model, readable by svm_perf_classify / svm_rank_classify."""
-    ids, weights = model.entries()
-    highest = model.highest_index
-    text = " ".join(f"{j + 1}:{float(v):.8g}" for j, v in zip(ids, weights))
+    """The model as an svm_light V6.20 model, readable by svm_perf_classify / svm_rank_classify: a linear
+    model as one SV line (its weights), a kernel model with its basis vectors as SV lines (alpha*y = beta)."""
+    if model.kernel is None:
+        ids, weights = model.entries()
+        kind, parameters, vectors = 0, ("3", "1", "1", "1"), [
+            "1 " + " ".join(f"{j + 1}:{float(v):.8g}" for j, v in zip(ids, weights)) + " #"]
+        threshold = f"{float(model.threshold):.8g}"
+    else:
+        k = model.kernel.kernel
+        kind, parameters = k.kind, (str(k.degree), repr(k.gamma), repr(k.coef_lin), repr(k.coef_const))
+        vectors = [f"{line} #" for line in _basis_lines(model.kernel)]
+        threshold = repr(float(model.threshold))
     header = [
         "SVM-light Version V6.20",
-        "0 # kernel type",
-        "3 # kernel parameter -d ",
-        "1 # kernel parameter -g ",
-        "1 # kernel parameter -s ",
-        "1 # kernel parameter -r ",
+        f"{kind} # kernel type",
+        *(f"{value} # kernel parameter -{flag} " for value, flag in zip(parameters, "dgsr")),
         "empty# kernel parameter -u ",
-        f"{highest} # highest feature index ",
+        f"{model.highest_index} # highest feature index ",
         "1 # number of training documents ",
-        "2 # number of support vectors plus 1 ",
-        f"{float(model.threshold):.8g} # threshold b, each following line is a SV (starting with alpha*y)",
-        f"1 {text} #",
+        f"{len(vectors) + 1} # number of support vectors plus 1 ",
+        f"{threshold} # threshold b, each following line is a SV (starting with alpha*y)",
     ]
-    return "\n".join(header) + "\n"
+    return "\n".join(header + vectors) + "\n"
 
 
 def _int(text: str, path: str, line: int, low: int = -(2**62), high: int = 2**62) -> int:
@@ -409,7 +505,7 @@ def score(model: Model, dataset) -> np.ndarray:
     from svmstruct import sparse_ops
 
     if model.kernel is not None:  # svm_light's kernel model: its expansion over the support vectors
-        return model.kernel.scores(dataset.X) - model.threshold
+        return model.kernel.scores(dataset) - model.threshold
     if model.normalize == "query":  # trained on query-normalised features (svmstruct.normalize)
         from svmstruct import normalize
 

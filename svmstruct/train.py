@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -100,6 +101,7 @@ class Prepared:
     summary: TrainingSummary
     largest: float
     scale: np.ndarray | None = None
+    kernel_map: Any = None  # kernel_map.KernelMap when the features were mapped (learn -t)
 
 
 class Callback:

@@ -89,6 +89,8 @@ def warm_up(say=print) -> None:
             "5 # highest feature index", "2 # training documents", "2 # number of support vectors plus 1",
             "0 # threshold b", "0.5 1:0.25 3:1 #"]) + "\n")
         _run(["classify", "-v", "0", d / "train.txt", d / "kernel.model", d / "kernel.pred"])
+        _run(["learn", "-l", "pairs", "-t", "2", "--k", "5", "-v", "0", d / "train.txt", d / "rbf.model"])
+        _run(["classify", "-v", "0", d / "train.txt", d / "rbf.model", d / "rbf.pred"])
         _run(["eval", "-m", "all", d / "train.txt", d / "pairs.pred", d / "map.pred"])
         say(f"{'other paths':<16} {time.perf_counter() - start:6.1f} s")
 

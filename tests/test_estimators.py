@@ -103,12 +103,14 @@ def test_estimators_reject_losses_of_the_other_kind_and_options_that_do_not_appl
 
 
 def test_the_estimators_take_exactly_their_families_loss_options():
-    """SVMPerf's and SVMRank's parameters beyond loss, C, epsilon and max_iterations are the options that
-    the losses of their families declare (svmstruct.losses): a new option is a new parameter, or this fails."""
+    """SVMPerf's and SVMRank's parameters beyond loss, C, epsilon, max_iterations and the kernel's are the
+    options that the losses of their families declare (svmstruct.losses): a new option is a new parameter,
+    or this fails."""
     from svmstruct import losses
+    from svmstruct.estimators import KERNEL_PARAMS
 
     for estimator in (svmstruct.SVMPerf, svmstruct.SVMRank):
-        params = set(estimator._param_names()) - {"loss", "C", "epsilon", "max_iterations"}
+        params = set(estimator._param_names()) - {"loss", "C", "epsilon", "max_iterations", *KERNEL_PARAMS}
         declared = {option.name for loss in losses.REGISTRY.values() if loss.family in estimator._families
                     for option in loss.options}
         assert params == declared, (estimator.__name__, params ^ declared)

@@ -35,6 +35,7 @@ class Loss:
     formats: tuple = SCORE_FORMATS  # classify --format values; the first is the default
     needs_qid: bool = False  # every line must have qid:<id> (the examples are queries / candidate sets)
     other_codes: tuple = ()  # numeric -l codes another original gives this loss (svm_rank's -l 1 is pairs)
+    plain_features: bool = True  # scores are w.x of the documents' features (a kernel map applies, learn -t)
 
     def decomposes(self, opts: dict) -> bool:
         """The oracle treats every query (candidate set) on its own: a file split into shards of whole

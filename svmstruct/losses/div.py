@@ -156,5 +156,5 @@ def predict(model, data, fmt: str = "selections", tag: str = "svmstruct") -> str
 LOSSES = [
     Loss("div", ("svmdiv",), "div", "weighted fraction of subtopics not covered by K documents (SVM-div)", build, 0.01,
          options=(SUBTOPICS, RETRIEVAL_SIZE, LEVELS, DF_THRESHOLDS, TITLE_OFFSET, DOC_FEATURES_FROM), output="subset",
-         predict=predict, formats=("selections", "trec"), needs_qid=True),
+         predict=predict, formats=("selections", "trec"), needs_qid=True, plain_features=False),
 ]

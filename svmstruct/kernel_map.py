@@ -1,0 +1,179 @@
+"""learn -t: a kernel through a low-rank map over a basis of --k vectors (Nystroem), a stage between the data
+and the trainer.
+
+Given basis vectors b_1..b_m and their Gram matrix K = [k(b_i, b_j)] = L L' (Cholesky), every document x maps
+to phi(x) = L^-1 [k(b_j, x)]_j. Then phi(x).phi(y) is the Nystroem approximation of k(x, y), and a linear
+model w on phi is the kernel expansion f(x) = sum_j beta_j k(b_j, x) with beta = L'^-1 w and |w|^2 = |f|^2 in
+the kernel's feature space: training the linear SVM on phi solves the kernel SVM restricted to expansions
+over the basis, svm_perf's sparse kernel problem (Joachims & Yu 2009, `--i 0 --t 1|2 --f`), exactly, with
+every loss, OCAS, --validate, checkpoints and Dask shards unchanged. A basis vector whose pivot vanishes
+(linearly dependent in the kernel's feature space, or a non-positive pivot of a kernel that is not positive
+definite, the sigmoid) is dropped, as svm_perf's "independent subset of vectors" does.
+
+Cost: the Gram matrix of n documents against m basis vectors (one sparse or BLAS product, the kernel in
+parallel) and a triangular solve, O(n m (nnz + m)), once. Memory: the mapped training set is n x m single-
+precision floats (n m 4 bytes); beyond it, BLOCK x m doubles at a time.
+
+Choosing the basis (`--t`): 1 (default) --k documents drawn uniformly with a fixed seed from --f FILE or
+the training data (all of them when there are at most --k: a basis file can be given exactly); 2 pivoted
+incomplete Cholesky (Fine & Scheinberg 2001): the candidate with the largest residual k(x, x) - |phi(x)|^2
+next, among --f FILE's vectors or at most cholesky_candidates(--k) training documents.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from svmstruct.errors import InputError
+from svmstruct.kernels import POLYNOMIAL, RBF, SIGMOID, Basis, Kernel, KernelExpansion, gram
+
+RANDOM, CHOLESKY = 1, 2  # --t
+DEFAULT_SIZE = 500  # --k (svm_perf's default)
+PIVOT_TOLERANCE = 1e-9  # relative to the largest k(b, b): smaller pivots drop their vector
+CHOLESKY_WORK = 4e9  # candidates x --k^2 of --t 2 over training documents (its time), at least 2 --k candidates
+CHOLESKY_CANDIDATES = 20_000  # and at most this many
+SEED = 0
+BLOCK = 4096  # documents mapped at a time
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What learn -t ... asks for (checked by check())."""
+    kernel: Kernel
+    size: int = DEFAULT_SIZE  # --k
+    method: int = RANDOM  # --t
+    basis_file: str | None = None  # --f
+
+    def check(self) -> Spec:
+        from svmstruct.options import UsageError
+
+        k = self.kernel
+        if k.kind == 4:
+            raise UsageError("-t 4: user-defined kernels are not supported (svm_light compiles them into the program)")
+        if k.kind not in (POLYNOMIAL, RBF, SIGMOID):
+            raise UsageError(f"-t {k.kind}: the kernel is 0 (linear), 1 (polynomial), 2 (RBF) or 3 (sigmoid)")
+        if k.kind == RBF and not k.gamma > 0:
+            raise UsageError(f"-g {k.gamma:g}: the RBF kernel needs gamma > 0")
+        if k.kind == POLYNOMIAL and k.degree < 1:
+            raise UsageError(f"-d {k.degree}: the polynomial kernel needs a degree of at least 1")
+        if self.size < 1:
+            raise UsageError(f"--k {self.size}: the basis needs at least one vector")
+        if self.method not in (RANDOM, CHOLESKY):
+            raise UsageError(f"--t {self.method}: the basis is chosen at random (1) or by incomplete Cholesky (2)")
+        return self
+
+
+@dataclass
+class KernelMap:
+    """phi(x) = L^-1 [k(b_j, x)]_j over a basis whose Gram matrix is L L'."""
+    kernel: Kernel
+    basis: Basis  # the kept basis vectors (double precision, feature ids)
+    factor: np.ndarray  # L (m x m, lower triangular)
+    dropped: int = 0  # basis vectors whose pivot vanished
+
+    @classmethod
+    def over(cls, kernel: Kernel, basis: Basis) -> KernelMap:
+        """The map of this basis: Cholesky of its Gram matrix, vectors with a vanishing pivot dropped."""
+        kept, L = _cholesky_skipping(gram(kernel, basis, basis))
+        if not kept:
+            raise InputError("no basis vector has a positive kernel value k(b, b): this kernel cannot be used on "
+                             "these documents")
+        return cls(kernel, basis.select(kept), L, basis.size - len(kept))
+
+    @property
+    def size(self) -> int:
+        return self.basis.size
+
+    def map(self, rows: Basis) -> np.ndarray:
+        """phi(x) of every row (n x m, float32), BLOCK rows at a time."""
+        import scipy.linalg
+
+        out = np.empty((rows.size, self.size), dtype=np.float32)
+        for lo in range(0, rows.size, BLOCK):
+            features = gram(self.kernel, rows.block(lo, lo + BLOCK), self.basis)
+            out[lo:lo + BLOCK] = scipy.linalg.solve_triangular(self.factor, features.T, lower=True).T
+        return out
+
+    def expansion(self, w: np.ndarray) -> KernelExpansion:
+        """The kernel expansion sum_j beta_j k(b_j, .) of a linear model w on phi: beta = L'^-1 w."""
+        import scipy.linalg
+
+        beta = scipy.linalg.solve_triangular(self.factor.T, np.asarray(w, dtype=float), lower=False)
+        return KernelExpansion(self.kernel, self.basis, beta)
+
+
+def _cholesky_skipping(K: np.ndarray) -> tuple:
+    """(the basis vectors kept, in order; the Cholesky factor of their Gram matrix) by a Cholesky that skips
+    every vector whose pivot is at most PIVOT_TOLERANCE times the largest diagonal (dependent, or a kernel
+    that is not positive definite)."""
+    m = len(K)
+    limit = PIVOT_TOLERANCE * max(float(np.max(np.diag(K), initial=0.0)), 0.0)
+    L = np.zeros((m, m))
+    kept: list = []
+    for j in range(m):
+        row = L[j, : len(kept)]
+        pivot = K[j, j] - float(row @ row)
+        if not pivot > limit:
+            continue
+        column = len(kept)
+        L[j, column] = np.sqrt(pivot)
+        later = np.arange(j + 1, m)
+        L[later, column] = (K[later, j] - L[later, :column] @ row) / L[j, column]
+        kept.append(j)
+    return kept, L[np.ix_(kept, range(len(kept)))]
+
+
+def select(spec: Spec, n: int, sample: Callable[[np.ndarray], Basis], read: Callable[[str], Basis]) -> Basis:
+    """The basis of spec: among --f's vectors (read(path)) or the n training documents (sample(sorted
+    positions) gives their vectors), at random (--t 1) or by incomplete Cholesky (--t 2)."""
+    rng = np.random.default_rng(SEED)
+    if spec.basis_file is not None:
+        candidates = read(spec.basis_file)
+        if spec.method == RANDOM and candidates.size > spec.size:
+            candidates = candidates.select(np.sort(rng.choice(candidates.size, size=spec.size, replace=False)))
+    else:
+        if spec.size > n:
+            raise InputError(f"--k {spec.size} is larger than the training set ({n} documents)")
+        count = spec.size if spec.method == RANDOM else cholesky_candidates(spec.size, n)
+        candidates = sample(np.sort(rng.choice(n, size=count, replace=False)) if count < n else np.arange(n))
+    if spec.method == RANDOM:
+        return candidates
+    return candidates.select(incomplete_cholesky(spec.kernel, candidates, spec.size))
+
+
+def cholesky_candidates(size: int, n: int) -> int:
+    """How many training documents --t 2 chooses its --k among (bounded time and memory)."""
+    return min(n, max(2 * size, min(CHOLESKY_CANDIDATES, int(CHOLESKY_WORK / size**2))))
+
+
+def incomplete_cholesky(kernel: Kernel, candidates: Basis, size: int) -> list:
+    """Up to `size` candidates chosen by pivoted incomplete Cholesky: the one with the largest residual
+    diagonal next (ties: the first), until that residual vanishes."""
+    n = candidates.size
+    diagonal = gram_diagonal(kernel, candidates)
+    G = np.zeros((min(size, n), n))  # the factor's columns as rows (contiguous)
+    limit = PIVOT_TOLERANCE * float(np.max(diagonal, initial=0.0))
+    chosen: list = []
+    for m in range(G.shape[0]):
+        i = int(np.argmax(diagonal))
+        if not diagonal[i] > limit:
+            break
+        column = gram(kernel, candidates, candidates.select([i]))[:, 0] - G[:m, i] @ G[:m]
+        G[m] = column / np.sqrt(diagonal[i])
+        diagonal -= G[m] ** 2
+        diagonal[chosen + [i]] = -np.inf
+        chosen.append(i)
+    return chosen
+
+
+def gram_diagonal(kernel: Kernel, vectors: Basis) -> np.ndarray:
+    """k(x, x) of every vector (the Gram matrix's diagonal, without the matrix)."""
+    from svmstruct.kernels import squared_norms
+
+    norms = squared_norms(vectors)
+    if kernel.kind == RBF:
+        return np.ones(vectors.size)
+    inner = kernel.coef_lin * norms + kernel.coef_const
+    return inner ** float(kernel.degree) if kernel.kind == POLYNOMIAL else np.tanh(inner)

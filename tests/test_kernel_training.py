@@ -1,0 +1,279 @@
+"""learn -t: the kernels against their definitions, the Nystroem map (svmstruct.kernel_map) against the
+Gram matrix it factors, kernel models' files, and the command line's handling of kernels and bad input."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from svmstruct import api, data, kernel_map, model
+from svmstruct.errors import InputError
+from svmstruct.kernels import Basis, Kernel, gram
+from svmstruct.options import UsageError
+
+from conftest import ROOT, invoke
+
+SMALL = ROOT / "data" / "mq2008-small"
+KERNELS = [Kernel(1, 2, 1.0, 0.5, 1.0), Kernel(1, 3, 1.0, 2.0, 0.0), Kernel(2, 3, 0.7, 1.0, 1.0),
+           Kernel(3, 3, 1.0, 0.3, -0.2)]
+
+
+def by_definition(kernel: Kernel, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """k(a, b) for every pair of rows, straight from svm_light's definitions (dense loops)."""
+    out = np.empty((len(A), len(B)))
+    for i, a in enumerate(A):
+        for j, b in enumerate(B):
+            if kernel.kind == 1:
+                out[i, j] = (kernel.coef_lin * (a @ b) + kernel.coef_const) ** kernel.degree
+            elif kernel.kind == 2:
+                out[i, j] = np.exp(-kernel.gamma * ((a - b) @ (a - b)))
+            else:
+                out[i, j] = np.tanh(kernel.coef_lin * (a @ b) + kernel.coef_const)
+    return out
+
+
+def random_rows(rng, n, d, fill):
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < fill)
+    X[0] = 0.0  # an empty vector
+    return X
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("fill", [1.0, 0.05])  # dense (BLAS) and sparse products
+def test_gram_matrix_equals_the_kernels_definition(kernel, fill):
+    rng = np.random.default_rng(3)
+    A, B = random_rows(rng, 40, 30, fill), random_rows(rng, 9, 30, fill)
+    B[:, 25:] = 0.0  # features only the rows use count in the RBF distance
+    got = gram(kernel, Basis.of(A), Basis.of(B))
+    np.testing.assert_allclose(got, by_definition(kernel, A, B), rtol=1e-12, atol=1e-12)
+
+
+def test_rows_of_a_file_with_compact_columns_keep_their_feature_ids(tmp_path):
+    """A file with huge (hashed) feature ids is stored over the columns it uses; its vectors are mapped back."""
+    path = tmp_path / "hashed.txt"
+    path.write_text("1 5:1 2000000000:2\n-1 5:0.5 1999999999:1\n")
+    d = data.read_svmlight(str(path))
+    assert d.columns is not None
+    rows = Basis.of_dataset(d)
+    assert rows.indices.tolist() == [4, 1999999999, 4, 1999999998]
+    np.testing.assert_allclose(gram(Kernel(1, 1, 1.0, 1.0, 0.0), rows, rows), [[5.0, 0.5], [0.5, 1.25]])
+
+
+@pytest.mark.parametrize("kernel", KERNELS[:3])
+def test_the_map_reproduces_the_kernel_on_the_basis_and_its_expansion_scores_w_dot_phi(kernel):
+    """phi(b_i).phi(b_j) = k(b_i, b_j) on the basis; a model w on phi scores every x as its expansion
+    sum_j beta_j k(b_j, x) with |beta|_K = |w|."""
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(60, 6)) * 0.5
+    mapping = kernel_map.KernelMap.over(kernel, Basis.of(A[:8]))
+    phi = mapping.map(Basis.of(A)).astype(np.float64)
+    keep = mapping.size
+    K = gram(kernel, mapping.basis, mapping.basis)
+    np.testing.assert_allclose(mapping.map(mapping.basis) @ mapping.map(mapping.basis).T, K, atol=1e-5)
+    w = rng.normal(size=keep)
+    expansion = mapping.expansion(w)
+    np.testing.assert_allclose(expansion.scores(A), phi @ w, rtol=1e-5, atol=1e-5)
+    assert expansion.coef @ K @ expansion.coef == pytest.approx(w @ w, rel=1e-8)
+
+
+def test_dependent_basis_vectors_are_dropped():
+    """Copies and, for the linear-like polynomial of degree 1, linear combinations add nothing: dropped."""
+    A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [2.0, 3.0]])
+    mapping = kernel_map.KernelMap.over(Kernel(1, 1, 1.0, 1.0, 0.0), Basis.of(A))
+    assert (mapping.size, mapping.dropped) == (2, 2)
+    rbf = kernel_map.KernelMap.over(Kernel(2, 3, 1.0, 1.0, 1.0), Basis.of(A))
+    assert (rbf.size, rbf.dropped) == (3, 1)  # only the copy
+
+
+def test_incomplete_cholesky_picks_the_largest_residual_and_stops_when_it_vanishes():
+    """Pivots by the definition: first the largest k(x, x), then the largest k(x, x) - |phi(x)|^2 over the
+    basis so far; among copies of three distinct vectors it stops after three."""
+    rng = np.random.default_rng(2)
+    distinct = rng.normal(size=(3, 4))
+    A = distinct[[0, 1, 2, 1, 0, 2, 2]]
+    kernel = Kernel(1, 1, 1.0, 1.0, 0.0)  # linear: residuals are squared distances to the span
+    chosen = kernel_map.incomplete_cholesky(kernel, Basis.of(A), 6)
+    assert len(chosen) == 3 and sorted({tuple(A[i]) for i in chosen}) == sorted(map(tuple, distinct))
+    norms = (A ** 2).sum(1)
+    assert chosen[0] == int(np.argmax(norms))
+    P = A[chosen[:1]].T  # residual of every row after projecting on the first pivot
+    residual = norms - ((A @ P) ** 2).sum(1) / (P ** 2).sum()
+    residual[chosen[0]] = -np.inf
+    assert np.isclose(residual[chosen[1]], residual.max())
+
+
+def test_select_draws_from_the_training_data_or_takes_a_small_basis_file_whole(tmp_path):
+    rows = Basis.of(np.arange(20.0).reshape(10, 2) + 1)
+    spec = kernel_map.Spec(Kernel(), size=4)
+    chosen = kernel_map.select(spec, rows.size, rows.select, None)
+    picked = chosen.values.reshape(4, 2)
+    assert chosen.size == 4 and all(row in (np.arange(20.0).reshape(10, 2) + 1).tolist() for row in picked.tolist())
+    again = kernel_map.select(spec, rows.size, rows.select, None)
+    assert chosen.values.tolist() == again.values.tolist()  # a fixed seed: the same basis every run
+    with pytest.raises(InputError, match="--k 11 is larger than the training set"):
+        kernel_map.select(kernel_map.Spec(Kernel(), size=11), rows.size, rows.select, None)
+    small = kernel_map.Spec(Kernel(), size=11, basis_file="f")
+    assert kernel_map.select(small, rows.size, rows.select, lambda path: rows).size == 10
+
+
+@pytest.mark.parametrize("spec, message", [
+    (kernel_map.Spec(Kernel(kind=4)), "user-defined"), (kernel_map.Spec(Kernel(kind=5)), "0 \\(linear\\)"),
+    (kernel_map.Spec(Kernel(kind=2, gamma=0.0)), "gamma > 0"), (kernel_map.Spec(Kernel(kind=2, gamma=-1.0)), "gamma"),
+    (kernel_map.Spec(Kernel(kind=1, degree=0)), "degree of at least 1"), (kernel_map.Spec(Kernel(), size=0), "--k 0"),
+    (kernel_map.Spec(Kernel(), method=3), "--t 3")])
+def test_bad_kernel_specs_are_usage_errors(spec, message):
+    with pytest.raises(UsageError, match=message):
+        spec.check()
+
+
+def trained_kernel_model(loss="errorrate", **options):
+    d = data.read_svmlight(str(SMALL / "train.txt"))
+    spec = kernel_map.Spec(Kernel(2, 3, 0.5, 1.0, 1.0), size=40)
+    return api.fit(d, loss=loss, C=10, kernel=spec, **options), d
+
+
+def test_a_kernel_model_round_trips_exactly_and_exports_for_svm_perf_classify(tmp_path):
+    trained, d = trained_kernel_model()
+    assert trained.kernel.size == 40 and trained.threshold != 0.0  # a bias by default (svm_perf's --b 1)
+    path = tmp_path / "m"
+    trained.save(str(path))
+    again = model.load_model(str(path))
+    assert again.kernel.kernel == trained.kernel.kernel
+    assert np.array_equal(again.kernel.coef, trained.kernel.coef)
+    assert np.array_equal(model.score(again, d), model.score(trained, d))
+    assert model.format_model(again) == path.read_text()
+    light = tmp_path / "light"
+    trained.save(str(light), "svmlight")
+    text = light.read_text().splitlines()
+    assert text[1].startswith("2 # kernel type") and text[9].startswith("41 # number of support vectors")
+    exported = model.load_model(str(light))  # read as svm_perf_classify reads it: feature values as float
+    np.testing.assert_allclose(model.score(exported, d), model.score(trained, d), atol=1e-5)
+
+
+def test_trained_scores_are_the_mapped_linear_scores():
+    """What the trainer optimised (w.phi(x) - b) is what the written expansion scores."""
+    trained, d = trained_kernel_model("rocarea")
+    spec = kernel_map.Spec(Kernel(2, 3, 0.5, 1.0, 1.0), size=40)
+    rows = Basis.of_dataset(d)
+    mapping = kernel_map.KernelMap.over(spec.kernel, kernel_map.select(spec, rows.size, rows.select, None))
+    phi = mapping.map(rows).astype(np.float64)
+    w = trained.result.w[:-1]  # the weights the trainer found for the mapped features (the bias last)
+    np.testing.assert_allclose(mapping.factor.T @ trained.kernel.coef, w, atol=1e-9)  # beta = L'^-1 w
+    np.testing.assert_allclose(model.score(trained, d), phi @ w - trained.threshold, atol=1e-5)
+
+
+@pytest.mark.parametrize("broken, message", [
+    (("kernel rbf", "kernel rbff"), "unknown kernel 'rbff'"),
+    (("kernel.gamma 0.5\n", ""), "lacks 'kernel.gamma'"),
+    (("kernel.gamma 0.5", "kernel.gamma x"), "expected a number"),
+    (("kernel.degree 3", "kernel.degree 0"), "outside"),
+    (("basis 40", "basis 41"), "expected 41 basis lines"),
+    (("kernel rbf\n", ""), "needs both a 'kernel' line and 'basis'"),
+])
+def test_a_damaged_kernel_model_is_one_clear_error(tmp_path, broken, message):
+    trained, _ = trained_kernel_model()
+    text = model.format_model(trained)
+    assert broken[0] in text
+    path = tmp_path / "m"
+    path.write_text(text.replace(broken[0], broken[1], 1))
+    with pytest.raises(InputError, match=message):
+        model.load_model(str(path))
+
+
+def test_basis_lines_need_increasing_indices(tmp_path):
+    trained, _ = trained_kernel_model()
+    lines = model.format_model(trained).splitlines()
+    at = lines.index("basis 40") + 1
+    coef, *features = lines[at].split()
+    lines[at] = " ".join([coef, *reversed(features)])
+    path = tmp_path / "m"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=f"m:{at + 1}: feature index .* is not above"):
+        model.load_model(str(path))
+
+
+@pytest.mark.parametrize("loss", ["pairs", "map", "ndcg@10", "f1", "rocarea"])
+def test_learn_t_trains_every_family_and_classify_scores_the_model(tmp_path, loss):
+    out, pred = tmp_path / "m", tmp_path / "p"
+    result = invoke("learn", "-v", "0", "-l", loss, "-c", "10", "-t", "2", "-g", "0.5", "--k", "30",
+                    SMALL / "train.txt", out)
+    assert result.returncode == 0, result.stderr
+    assert "kernel rbf" in out.read_text()
+    assert invoke("classify", SMALL / "test.txt", out, pred).returncode == 0
+    assert len(pred.read_text().splitlines()) == data.read_svmlight(str(SMALL / "test.txt")).n_docs
+
+
+def test_incomplete_cholesky_basis_and_validation_grid(tmp_path):
+    out = tmp_path / "m"
+    result = invoke("learn", "-v", "1", "-l", "map", "-c", "1,10", "--validate", SMALL / "vali.txt", "-t", "2",
+                    "--t", "2", "--k", "25", SMALL / "train.txt", out)
+    assert result.returncode == 0, result.stderr
+    trained = model.load_model(str(out))
+    assert trained.kernel.size == 25 and trained.header["selected_by"] == "map"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-t", "4"], "user-defined kernels"),
+    (["-t", "2", "-g", "0"], "gamma > 0"),
+    (["-t", "2", "-g", "-1"], "gamma > 0"),
+    (["-t", "1", "-d", "0"], "degree of at least 1"),
+    (["-t", "2", "--k", "100000"], "--k 100000 is larger than the training set"),
+    (["-g", "2"], "-g applies to a kernel"),
+    (["--k", "20"], "--k applies to a kernel"),
+    (["-t", "2", "--normalize", "query"], "--normalize applies to linear models"),
+    (["-t", "2", "--workers", "2"], "--workers and --scheduler take linear models"),
+    (["-t", "2", "--t", "3"], "--t 3"),
+])
+def test_bad_kernel_options_are_one_line_and_no_model(tmp_path, args, message):
+    out = tmp_path / "m"
+    result = invoke("learn", "-v", "0", *args, SMALL / "train.txt", out)
+    assert result.returncode != 0 and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+def test_a_basis_file_that_does_not_parse_is_one_line_and_no_model(tmp_path):
+    basis, out = tmp_path / "basis.svm", tmp_path / "m"
+    basis.write_text("0 1:0.5 2:0.25\n0 1:x\n")
+    result = invoke("learn", "-v", "0", "-t", "2", "--f", basis, SMALL / "train.txt", out)
+    assert result.returncode == 1 and f"{basis}:2:" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_a_div_loss_takes_no_kernel(tmp_path):
+    with pytest.raises(UsageError, match="builds its own features"):
+        from svmstruct import cli, losses
+
+        cli._kernel_spec(losses.lookup("div")[0], "none", None, None, 2, dict.fromkeys("dgsrktf"))
+
+
+def test_resuming_with_another_kernel_is_refused(tmp_path):
+    check, out = tmp_path / "ck", tmp_path / "m"
+    first = invoke("learn", "-v", "0", "-#", "2", "-t", "2", "--k", "20", "--checkpoint", check,
+                   SMALL / "train.txt", out)
+    assert first.returncode == 0 and check.exists(), first.stderr
+    other = invoke("learn", "-v", "0", "-t", "2", "-g", "2", "--k", "20", "--checkpoint", check, "--resume",
+                   SMALL / "train.txt", out)
+    assert other.returncode != 0 and "kernel" in other.stderr, other.stderr
+    same = invoke("learn", "-v", "0", "-t", "2", "--k", "20", "--checkpoint", check, "--resume",
+                  SMALL / "train.txt", out)
+    assert same.returncode == 0, same.stderr
+
+
+def test_estimators_take_scikit_learn_kernel_parameters():
+    from sklearn.base import clone
+
+    from svmstruct import SVMPerf, SVMRank
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = np.where((X ** 2).sum(1) < 1.0, 1, -1)  # a disc: no linear separator
+    linear = SVMPerf(C=100).fit(X, y)
+    rbf = SVMPerf(C=100, kernel="rbf", gamma=1.0, n_basis=50).fit(X, y)
+    assert rbf.score(X, y) > linear.score(X, y) + 0.2
+    assert clone(rbf).get_params()["kernel"] == "rbf" and not hasattr(rbf, "coef_")
+    assert rbf.dual_coef_.shape == (50,) and sp.issparse(rbf.basis_vectors_)
+    ranker = SVMRank(loss="map", kernel="poly", degree=2, gamma=1.0, coef0=1.0, n_basis=1000).fit(
+        X, np.where(y > 0, 1, 0), qid=np.repeat(np.arange(10), 30))
+    assert ranker.model_.kernel.size <= 6  # (a.b + 1)^2 on two features spans six dimensions
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        SVMPerf(kernel="laplacian").fit(X, y)
