@@ -99,13 +99,10 @@ class LocalSource:
             scale = normalization.global_scale(data)
             data = normalization.scaled(data, scale)
         if self.kernel is not None:
-            self.kernel.check()
-            if not loss.plain_features or normalize != "none":
-                raise UsageError(f"a kernel applies to a loss scoring the documents' own features, without "
-                                 f"normalisation (loss {loss.name}, normalize {normalize!r})")
+            self.kernel.check_for(loss, normalize)
             rows = Basis.of_dataset(data)
             mapping = kernel_map.KernelMap.over(self.kernel.kernel, kernel_map.select(
-                self.kernel, rows.size, rows.select, basis_vectors))
+                self.kernel, rows.size, rows.select, kernel_map.read_basis))
             data = dataclasses.replace(data, X=mapping.map(rows), columns=None)
         self.problem = built = loss.build(data, opts)
         return train.Prepared(train.Outline.of(built), TrainingSummary.of(data, built), largest, scale, mapping)
@@ -113,13 +110,6 @@ class LocalSource:
     def evaluator(self, prepared: train.Prepared) -> LocalEvaluator:
         assert self.problem is not None
         return LocalEvaluator(self.problem)
-
-
-def basis_vectors(path: str) -> Basis:
-    """The vectors of a basis file (learn --f: SVMlight lines, their targets ignored)."""
-    from svmstruct.data import read_svmlight
-
-    return Basis.of_dataset(read_svmlight(path))
 
 
 def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: Iterable = (),

@@ -194,7 +194,7 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
         raise UsageError("--normalize query needs the svmstruct model format: the originals' classify programs "
                          "would score raw features")
     select_measure = _selection_measure(loss, opts, validation_file, select_measure)
-    kernel = _kernel_spec(loss, normalize, workers, scheduler, kernel_type, dict(d=degree, g=gamma, s=coef_lin,
+    kernel = _kernel_spec(loss, normalize, kernel_type, dict(d=degree, g=gamma, s=coef_lin,
                           r=coef_const, k=basis_size, t=basis_method, f=basis_file))
     if validation_file == io.STDIO and io.STDIO in train_files:
         raise UsageError("TRAIN_FILE and --validate cannot both be read from stdin")
@@ -219,8 +219,8 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
         def prepared(ready):
             _warn_if_badly_scaled(ready.largest, normalize)
             if log and validation is None:
-                log(f"{describe(ready)}; loss {loss.name}, C {settings.grid[0]:g}, epsilon "
-                    f"{settings.epsilon_for(loss):g}")
+                log(f"{describe(ready)}{_describe_map(ready.kernel_map)}; loss {loss.name}, C "
+                    f"{settings.grid[0]:g}, epsilon {settings.epsilon_for(loss):g}")
 
         models = api.train_grid(source, loss, opts, settings, [*callbacks, *([saving] if saving else [])], prepared)
         trained = _select(models, validation, select_measure, opts, log) if validation is not None else next(models)
@@ -254,9 +254,8 @@ def _training_source(loss, loss_name: str, train_files: tuple, workers, schedule
         if others:
             warn(f"-l {code} is loss {loss.name} ({loss.summary}); the same code means -l {others[0].name} "
                  f"({others[0].summary}). Name the loss to silence this warning.")
-        yield api.LocalSource(dataset, kernel), lambda ready: (
-            f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features"
-            + (f"; {_describe_map(ready.kernel_map)}" if ready.kernel_map is not None else ""))
+        yield api.LocalSource(dataset, kernel), lambda ready: (f"Training set {dataset.path}: {dataset.n_docs} "
+                                                               f"documents, {dataset.n_features} features")
         return
     from svmstruct import distributed
 
@@ -264,7 +263,7 @@ def _training_source(loss, loss_name: str, train_files: tuple, workers, schedule
     try:
         cluster = distributed.Cluster(client, list(train_files), single_precision, layout, threads, on_reload=warn)
         where = f"{workers} local workers" if workers else f"the cluster at {scheduler}"
-        yield distributed.ClusterSource(cluster), lambda ready: (f"Training set: {len(train_files)} shards, "
+        yield distributed.ClusterSource(cluster, kernel), lambda ready: (f"Training set: {len(train_files)} shards, "
                                                                  f"{ready.summary.n_docs} documents on {where}")
         if log:
             t = cluster.traffic
@@ -277,7 +276,7 @@ def _training_source(loss, loss_name: str, train_files: tuple, workers, schedule
 KERNEL_OPTIONS = "dgsrktf"  # -d -g -s -r --k --t --f: only with a kernel (-t 1|2|3)
 
 
-def _kernel_spec(loss, normalize: str, workers, scheduler, kind, given: dict):
+def _kernel_spec(loss, normalize: str, kind, given: dict):
     """The kernel_map.Spec of -t/-d/-g/-s/-r/--k/--t/--f (None for the linear kernel), checked."""
     from svmstruct import kernel_map, kernels
 
@@ -288,8 +287,6 @@ def _kernel_spec(loss, normalize: str, workers, scheduler, kind, given: dict):
         return None
     if normalize != "none":
         raise UsageError("--normalize applies to linear models only: with -t, scale the features before training")
-    if workers is not None or scheduler is not None:
-        raise UsageError("-t trains on one machine: --workers and --scheduler take linear models only")
     if not loss.plain_features:
         raise UsageError(f"-t: loss {loss.name} builds its own features from the documents; kernels apply to the "
                          "other losses")
@@ -301,10 +298,13 @@ def _kernel_spec(loss, normalize: str, workers, scheduler, kind, given: dict):
 
 
 def _describe_map(mapping) -> str:
+    """'; rbf kernel over 500 basis vectors' for the log of learn -t ('' without a kernel)."""
     from svmstruct import kernels
 
+    if mapping is None:
+        return ""
     dropped = f" ({mapping.dropped} dependent ones dropped)" if mapping.dropped else ""
-    return f"{kernels.NAMES[mapping.kernel.kind]} kernel over {mapping.size} basis vectors{dropped}"
+    return f"; {kernels.NAMES[mapping.kernel.kind]} kernel over {mapping.size} basis vectors{dropped}"
 
 
 def _checkpointing(path, resume: bool, settings, signature: dict):

@@ -72,15 +72,28 @@ class Shard:
         largest = np.abs(X).max(axis=0)
         return np.asarray(largest.toarray() if hasattr(largest, "toarray") else largest, dtype=np.float64).ravel()
 
+    def rows(self, positions: np.ndarray):
+        """The documents at these positions as kernels.Basis vectors (feature ids): basis candidates."""
+        from svmstruct.kernels import Basis
+
+        return Basis.of_dataset(self.data).select(positions)
+
     def build(self, loss_name: str, opts: dict, width: int, columns: np.ndarray | None, normalize: str,
-              scale: np.ndarray | None) -> dict:
-        """The shard's training problem over the common columns; its n, epsilon scale and statistics."""
+              scale: np.ndarray | None, mapping: Any = None) -> dict:
+        """The shard's training problem over the common columns (or over a kernel map's features, learn -t);
+        its n, epsilon scale and statistics."""
+        import dataclasses
+
         from svmstruct import data, losses
         from svmstruct import normalize as normalization
+        from svmstruct.kernels import Basis
 
         _set_threads(self.threads)
         loss, _ = losses.lookup(loss_name)
-        aligned = data.align(self.data, width, columns)
+        if mapping is not None:
+            aligned = dataclasses.replace(self.data, X=mapping.map(Basis.of_dataset(self.data)), columns=None)
+        else:
+            aligned = data.align(self.data, width, columns)
         if normalize == "query":
             aligned = normalization.query_level(aligned)
         elif normalize == "global":
@@ -312,22 +325,24 @@ class ClusterSource:
     """Shards on a Dask cluster as a training source of api.train_grid (the other one is api.LocalSource):
     prepare aligns and builds the shards' problems, evaluator sums their answers for one run."""
 
-    def __init__(self, cluster: Cluster):
+    def __init__(self, cluster: Cluster, kernel: Any = None):
         self.cluster = cluster
+        self.kernel = kernel  # a kernel_map.Spec (learn -t): the shards map their documents
 
     def prepare(self, loss, opts: dict, normalize: str):
-        """(as api.LocalSource.prepare) the outline, summary, largest |x| and global scale of the shards."""
+        """(as api.LocalSource.prepare) the outline, summary, largest |x|, global scale and kernel map of the
+        shards."""
         from svmstruct import train
 
-        return train.Prepared(*prepare(self.cluster, loss, opts, normalize))
+        return train.Prepared(*prepare(self.cluster, loss, opts, normalize, self.kernel))
 
     def evaluator(self, prepared) -> DistributedEvaluator:
         return DistributedEvaluator(self.cluster, prepared.outline.dim)
 
 
-def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none") -> tuple:
+def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel: Any = None) -> tuple:
     """Align and build the shards' problems: (Outline, TrainingSummary, the largest |x| of the data, the
-    global scale of --normalize global or None)."""
+    global scale of --normalize global or None, the kernel map of learn -t or None)."""
     from svmstruct import train
     from svmstruct.errors import InputError
     from svmstruct.problem import TrainingSummary
@@ -345,11 +360,14 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none") -> tupl
         width = len(columns)  # type: ignore[arg-type]
     else:
         columns, width = None, max(s["width"] for s in shapes)
-    scale = None
+    scale = mapping = None
     if normalize == "global":
         largest = np.max(cluster.call("column_largest", width, columns), axis=0)
         scale = np.where(largest > 0, largest, 1.0)
-    cluster.built = (loss.name, opts, width, columns, normalize, scale)
+    if kernel is not None:
+        mapping = kernel_map(cluster, kernel, loss, normalize, [s["documents"] for s in shapes])
+        columns, width = None, mapping.size
+    cluster.built = (loss.name, opts, width, columns, normalize, scale, mapping)
     built = cluster.call("build", *cluster.built)
     dim = max(b["dim"] for b in built)
     narrower = [i for i, b in enumerate(built) if b["dim"] < dim]
@@ -362,7 +380,25 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none") -> tupl
     summary = TrainingSummary("+".join(cluster.paths), sum(s["documents"] for s in shapes), columns, n,
                               sum(b["skipped"] for b in built), built[0]["bias"],
                               _merge_info([b["info"] for b in built]))
-    return outline, summary, max(s["largest"] for s in shapes), scale
+    return outline, summary, max(s["largest"] for s in shapes), scale, mapping
+
+
+def kernel_map(cluster: Cluster, spec, loss, normalize: str, documents: list):
+    """The kernel map of learn -t over the shards: its basis drawn from the documents of all shards (as
+    numbered in shard order) or from --f, read here."""
+    from svmstruct.kernel_map import KernelMap, read_basis, select
+    from svmstruct.kernels import Basis
+
+    spec.check_for(loss, normalize)
+    offsets = np.cumsum([0] + documents)
+
+    def sample(positions: np.ndarray) -> Basis:
+        shard = np.searchsorted(offsets, positions, side="right") - 1
+        parts = [cluster.call("rows", positions[shard == i] - offsets[i], shards=[i])[0]
+                 for i in np.unique(shard)]
+        return Basis.stack(parts)
+
+    return KernelMap.over(spec.kernel, select(spec, int(offsets[-1]), sample, read_basis))
 
 
 def _check_disjoint_queries(shapes: list) -> None:

@@ -64,6 +64,15 @@ class Spec:
             raise UsageError(f"--t {self.method}: the basis is chosen at random (1) or by incomplete Cholesky (2)")
         return self
 
+    def check_for(self, loss, normalize: str) -> Spec:
+        """check(), and UsageError unless the loss scores the documents' own features, unnormalised."""
+        from svmstruct.options import UsageError
+
+        if not loss.plain_features or normalize != "none":
+            raise UsageError(f"a kernel applies to a loss scoring the documents' own features, without "
+                             f"normalisation (loss {loss.name}, normalize {normalize!r})")
+        return self.check()
+
 
 @dataclass
 class KernelMap:
@@ -102,6 +111,13 @@ class KernelMap:
 
         beta = scipy.linalg.solve_triangular(self.factor.T, np.asarray(w, dtype=float), lower=False)
         return KernelExpansion(self.kernel, self.basis, beta)
+
+
+def read_basis(path: str) -> Basis:
+    """The vectors of a basis file (learn --f: SVMlight lines, their targets ignored)."""
+    from svmstruct.data import read_svmlight
+
+    return Basis.of_dataset(read_svmlight(path))
 
 
 def _cholesky_skipping(K: np.ndarray) -> tuple:

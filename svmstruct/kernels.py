@@ -49,7 +49,8 @@ class Basis:
     def of(cls, X, dtype=np.float64) -> Basis:
         import scipy.sparse as sp
 
-        X = sp.csr_matrix(X)
+        X = sp.csr_matrix(X, copy=True)  # without explicit zeros: the same vectors from a dense or sparse layout
+        X.eliminate_zeros()
         X.sort_indices()
         return cls(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data.astype(dtype))
 
@@ -70,6 +71,14 @@ class Basis:
         at = np.concatenate([np.arange(self.indptr[j], self.indptr[j + 1]) for j in keep]) if len(keep) else \
             np.zeros(0, dtype=np.int64)
         return Basis(indptr, self.indices[at], self.values[at])
+
+    @classmethod
+    def stack(cls, parts: list) -> Basis:
+        """The vectors of every part, in order."""
+        starts = np.cumsum([0] + [len(p.values) for p in parts])
+        indptr = np.concatenate([[0]] + [p.indptr[1:] + start for p, start in zip(parts, starts)])
+        return cls(indptr.astype(np.int64), np.concatenate([p.indices for p in parts]).astype(np.int32),
+                   np.concatenate([p.values for p in parts]))
 
     def block(self, lo: int, hi: int) -> Basis:
         """The vectors lo..hi-1 (views)."""

@@ -47,14 +47,14 @@ def shards(tmp_path_factory):
     return {"ranking": split_by_query(RANKING, 3, ranking), "div": split_by_query(f"{DIV}.svm", 2, div)}
 
 
-def train_both(client, files, name, C, options=None, normalize="none", progress=None):
+def train_both(client, files, name, C, options=None, normalize="none", progress=None, kernel=None):
     loss, opts = api.resolve_loss(name, options or {})
     local = api.train_loss(loss, opts, data.concatenate([data.read_svmlight(f) for f in files]), C,
-                           normalize=normalize)
+                           normalize=normalize, kernel=kernel)
     cluster = distributed.Cluster(client, files, threads=1)
     callbacks = [train.Progress(progress)] if progress else []
-    remote = next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([C], normalize=normalize),
-                                 callbacks))
+    remote = next(api.train_grid(distributed.ClusterSource(cluster, kernel), loss, opts,
+                                 api.Settings([C], normalize=normalize), callbacks))
     return local, remote, cluster
 
 
@@ -83,6 +83,20 @@ def test_sharded_training_equals_one_process(client, shards, name, C, options, n
     assert remote.result.iterations == local.result.iterations
     assert remote.header.get("normalize") == local.header.get("normalize")
     assert cluster.traffic.calls > 0 and cluster.traffic.recoveries == 0
+
+
+@pytest.mark.parametrize("name, method", [("map", 1), ("pairs", 2)])
+def test_kernel_training_on_shards_equals_one_process(client, shards, name, method):
+    """learn -t on shards: the basis drawn from the documents of all shards in order (or by incomplete
+    Cholesky over them) is the one-process basis; each shard maps its own documents; the same model."""
+    from svmstruct.kernel_map import Spec
+    from svmstruct.kernels import Kernel
+
+    spec = Spec(Kernel(2, 3, 0.5, 1.0, 1.0), size=30, method=method)
+    local, remote, _ = train_both(client, shards["ranking"], name, 10.0, kernel=spec)
+    assert remote.result.primal == pytest.approx(local.result.primal, rel=1e-6)
+    assert np.array_equal(remote.kernel.basis.values, local.kernel.basis.values)
+    assert np.abs(remote.kernel.coef - local.kernel.coef).max() <= 1e-5 * np.abs(local.kernel.coef).max()
 
 
 def test_a_worker_lost_mid_training_is_recovered(client, shards):

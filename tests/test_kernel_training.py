@@ -220,7 +220,6 @@ def test_incomplete_cholesky_basis_and_validation_grid(tmp_path):
     (["-g", "2"], "-g applies to a kernel"),
     (["--k", "20"], "--k applies to a kernel"),
     (["-t", "2", "--normalize", "query"], "--normalize applies to linear models"),
-    (["-t", "2", "--workers", "2"], "--workers and --scheduler take linear models"),
     (["-t", "2", "--t", "3"], "--t 3"),
 ])
 def test_bad_kernel_options_are_one_line_and_no_model(tmp_path, args, message):
@@ -243,7 +242,7 @@ def test_a_div_loss_takes_no_kernel(tmp_path):
     with pytest.raises(UsageError, match="builds its own features"):
         from svmstruct import cli, losses
 
-        cli._kernel_spec(losses.lookup("div")[0], "none", None, None, 2, dict.fromkeys("dgsrktf"))
+        cli._kernel_spec(losses.lookup("div")[0], "none", 2, dict.fromkeys("dgsrktf"))
 
 
 def test_resuming_with_another_kernel_is_refused(tmp_path):
