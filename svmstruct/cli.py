@@ -294,7 +294,7 @@ def _kernel_spec(loss, normalize: str, kind, given: dict):
     kernel = kernels.Kernel(kind, *(defaults.__dict__[field] if given[name] is None else given[name]
                                     for name, field in zip("dgsr", ("degree", "gamma", "coef_lin", "coef_const"))))
     return kernel_map.Spec(kernel, kernel_map.DEFAULT_SIZE if given["k"] is None else given["k"],
-                           kernel_map.RANDOM if given["t"] is None else given["t"], given["f"]).check()
+                           kernel_map.SPREAD if given["t"] is None else given["t"], given["f"]).check()
 
 
 def _describe_map(mapping) -> str:
@@ -587,8 +587,8 @@ def _learn() -> click.Command:
         click.option("--k", "basis_size", type=Integer(), default=None, metavar="K",
                      help="With -t: the number of basis vectors (default 500; svm_perf's --k)."),
         click.option("--t", "basis_method", type=Integer(), default=None, metavar="M",
-                     help="With -t: how the basis is chosen, 1 at random (default), 2 by incomplete Cholesky "
-                          "(svm_perf's --t)."),
+                     help="With -t: how the basis is chosen (svm_perf's --t): 1 every (n/K)-th document (default), "
+                          "2 by incomplete Cholesky."),
         click.option("--f", "basis_file", default=None, metavar="FILE",
                      help="With -t: choose the basis among this file's vectors (SVMlight) instead of the training "
                           "documents; all of them when it has at most --k."),

@@ -14,10 +14,11 @@ Cost: the Gram matrix of n documents against m basis vectors (one sparse or BLAS
 parallel) and a triangular solve, O(n m (nnz + m)), once. Memory: the mapped training set is n x m single-
 precision floats (n m 4 bytes); beyond it, BLOCK x m doubles at a time.
 
-Choosing the basis (`--t`): 1 (default) --k documents drawn uniformly with a fixed seed from --f FILE or
-the training data (all of them when there are at most --k: a basis file can be given exactly); 2 pivoted
-incomplete Cholesky (Fine & Scheinberg 2001): the candidate with the largest residual k(x, x) - |phi(x)|^2
-next, among --f FILE's vectors or at most cholesky_candidates(--k) training documents.
+Choosing the basis (`--t`), as svm_perf does: 1 (default) --k documents evenly spaced through --f FILE or
+the training data (svm_perf's "random sample": every (n/k)-th; all of them when there are at most --k, so a
+basis can be given exactly); 2 pivoted incomplete Cholesky (Fine & Scheinberg 2001): the candidate with the
+largest residual k(x, x) - |phi(x)|^2 next, among --f FILE's vectors or at most cholesky_candidates(--k)
+evenly spaced training documents. On svm_perf's reference cases both choose its very basis vectors.
 """
 from __future__ import annotations
 
@@ -29,12 +30,11 @@ import numpy as np
 from svmstruct.errors import InputError
 from svmstruct.kernels import POLYNOMIAL, RBF, SIGMOID, Basis, Kernel, KernelExpansion, gram
 
-RANDOM, CHOLESKY = 1, 2  # --t
+SPREAD, CHOLESKY = 1, 2  # --t
 DEFAULT_SIZE = 500  # --k (svm_perf's default)
 PIVOT_TOLERANCE = 1e-9  # relative to the largest k(b, b): smaller pivots drop their vector
 CHOLESKY_WORK = 4e9  # candidates x --k^2 of --t 2 over training documents (its time), at least 2 --k candidates
 CHOLESKY_CANDIDATES = 20_000  # and at most this many
-SEED = 0
 BLOCK = 4096  # documents mapped at a time
 
 
@@ -43,7 +43,7 @@ class Spec:
     """What learn -t ... asks for (checked by check())."""
     kernel: Kernel
     size: int = DEFAULT_SIZE  # --k
-    method: int = RANDOM  # --t
+    method: int = SPREAD  # --t
     basis_file: str | None = None  # --f
 
     def check(self) -> Spec:
@@ -60,8 +60,8 @@ class Spec:
             raise UsageError(f"-d {k.degree}: the polynomial kernel needs a degree of at least 1")
         if self.size < 1:
             raise UsageError(f"--k {self.size}: the basis needs at least one vector")
-        if self.method not in (RANDOM, CHOLESKY):
-            raise UsageError(f"--t {self.method}: the basis is chosen at random (1) or by incomplete Cholesky (2)")
+        if self.method not in (SPREAD, CHOLESKY):
+            raise UsageError(f"--t {self.method}: the basis is chosen evenly spaced (1) or by incomplete Cholesky (2)")
         return self
 
     def check_for(self, loss, normalize: str) -> Spec:
@@ -143,20 +143,32 @@ def _cholesky_skipping(K: np.ndarray) -> tuple:
 
 def select(spec: Spec, n: int, sample: Callable[[np.ndarray], Basis], read: Callable[[str], Basis]) -> Basis:
     """The basis of spec: among --f's vectors (read(path)) or the n training documents (sample(sorted
-    positions) gives their vectors), at random (--t 1) or by incomplete Cholesky (--t 2)."""
-    rng = np.random.default_rng(SEED)
+    positions) gives their vectors), evenly spaced (--t 1) or by incomplete Cholesky (--t 2)."""
     if spec.basis_file is not None:
         candidates = read(spec.basis_file)
-        if spec.method == RANDOM and candidates.size > spec.size:
-            candidates = candidates.select(np.sort(rng.choice(candidates.size, size=spec.size, replace=False)))
+        if spec.method == SPREAD:
+            candidates = candidates.select(evenly_spaced(candidates.size, spec.size))
     else:
         if spec.size > n:
             raise InputError(f"--k {spec.size} is larger than the training set ({n} documents)")
-        count = spec.size if spec.method == RANDOM else cholesky_candidates(spec.size, n)
-        candidates = sample(np.sort(rng.choice(n, size=count, replace=False)) if count < n else np.arange(n))
-    if spec.method == RANDOM:
+        count = spec.size if spec.method == SPREAD else cholesky_candidates(spec.size, n)
+        candidates = sample(evenly_spaced(n, count))
+    if spec.method == SPREAD:
         return candidates
     return candidates.select(incomplete_cholesky(spec.kernel, candidates, spec.size))
+
+
+def evenly_spaced(n: int, count: int) -> np.ndarray:
+    """svm_perf's --t 1 "random sample": positions floor(0.5 + i n / count), i = 0, 1, ... below n (all n
+    when count >= n), by its running sum in double."""
+    if count >= n:
+        return np.arange(n)
+    positions = []
+    at, step = 0.5, n / count
+    while at < n:
+        positions.append(int(at))
+        at += step
+    return np.array(positions, dtype=np.int64)
 
 
 def cholesky_candidates(size: int, n: int) -> int:

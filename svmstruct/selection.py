@@ -39,11 +39,11 @@ class GridPoint:
 
 
 def select_C(loss, opts: dict, dataset, validation, measure: str, grid: list, epsilon: float | None,
-             max_iterations: int = train.MAX_ITERATIONS, log=None, normalize: str = "none") -> tuple:
-    """Train for every C of the grid; keep the model with the best mean `measure` on `validation`
-    (ties: the smaller C). Returns (best GridPoint, all GridPoints)."""
-    models = api.train_grid(api.LocalSource(dataset), loss, opts, api.Settings(grid, epsilon, max_iterations,
-                                                                               normalize))
+             max_iterations: int = train.MAX_ITERATIONS, log=None, normalize: str = "none", kernel=None) -> tuple:
+    """Train for every C of the grid (with a kernel_map.Spec: over its map); keep the model with the best
+    mean `measure` on `validation` (ties: the smaller C). Returns (best GridPoint, all GridPoints)."""
+    models = api.train_grid(api.LocalSource(dataset, kernel), loss, opts,
+                            api.Settings(grid, epsilon, max_iterations, normalize))
     return select_model(models, validation, measure, float(opts.get("rel_threshold") or 0.0), log)
 
 

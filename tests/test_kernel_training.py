@@ -101,14 +101,12 @@ def test_incomplete_cholesky_picks_the_largest_residual_and_stops_when_it_vanish
     assert np.isclose(residual[chosen[1]], residual.max())
 
 
-def test_select_draws_from_the_training_data_or_takes_a_small_basis_file_whole(tmp_path):
+def test_select_takes_every_n_over_k_th_document_or_a_small_basis_file_whole():
+    """--t 1 is svm_perf's choice: positions floor(0.5 + i n/k) (0, 3, 5, 8 of ten for k = 4)."""
     rows = Basis.of(np.arange(20.0).reshape(10, 2) + 1)
-    spec = kernel_map.Spec(Kernel(), size=4)
-    chosen = kernel_map.select(spec, rows.size, rows.select, None)
-    picked = chosen.values.reshape(4, 2)
-    assert chosen.size == 4 and all(row in (np.arange(20.0).reshape(10, 2) + 1).tolist() for row in picked.tolist())
-    again = kernel_map.select(spec, rows.size, rows.select, None)
-    assert chosen.values.tolist() == again.values.tolist()  # a fixed seed: the same basis every run
+    chosen = kernel_map.select(kernel_map.Spec(Kernel(), size=4), rows.size, rows.select, None)
+    assert chosen.values.reshape(4, 2)[:, 0].tolist() == [1.0, 7.0, 11.0, 17.0]
+    assert kernel_map.evenly_spaced(2933, 100)[:4].tolist() == [0, 29, 59, 88]
     with pytest.raises(InputError, match="--k 11 is larger than the training set"):
         kernel_map.select(kernel_map.Spec(Kernel(), size=11), rows.size, rows.select, None)
     small = kernel_map.Spec(Kernel(), size=11, basis_file="f")
