@@ -133,3 +133,68 @@ def certified_weight_distance(c, trained, result):
         ours[-1], theirs[-1] = -trained.threshold, -reference.threshold
     bound = np.sqrt(2 * max(result.primal - result.dual, 0)) + np.sqrt(2 * max(c.pval - c.dval, 0))
     return float(np.linalg.norm(ours - theirs)), float(bound)
+
+
+# svm_perf's kernel runs (reference/kernel/README.md), as learn's options: loss, C, kernel, how the basis is chosen
+# (None: CPSP, -w 9, which finds its own basis: replayed over the basis it found, its SV lines as --f)
+KERNEL_OPTIONS = {
+    "mq2008-S1-perf-err-rbf-i1-k100": ("errorrate", "10", ["-t", "2", "-g", "1"], None),
+    "mq2008-S1-perf-roc-rbf-chol-k100": ("rocarea", "10", ["-t", "2", "-g", "1"], ["--t", "2", "--k", "100"]),
+    "mq2008-S1-perf-err-poly-d2-rand-k100": ("errorrate", "10", ["-t", "1", "-d", "2", "-s", "1", "-r", "1"],
+                                             ["--t", "1", "--k", "100"]),
+    "mq2008-S1-perf-f1-sigmoid-rand-k100": ("f1", "10", ["-t", "3", "-s", "0.1", "-r", "0"],
+                                            ["--t", "1", "--k", "100"]),
+    "corn-perf-f1-rbf-rand-k200": ("f1", "100", ["-t", "2", "-g", "1"], ["--t", "1", "--k", "200"]),
+}
+
+
+@dataclass
+class KernelCase:
+    name: str
+
+    @property
+    def folder(self) -> Path:
+        return REFERENCE / "kernel"
+
+    @property
+    def train(self) -> Path:
+        return DATA / ("reuters/corn.train.svm" if self.name.startswith("corn") else "mq2008/S1.txt")
+
+    @property
+    def test(self) -> Path:
+        return DATA / ("reuters/corn.test.svm" if self.name.startswith("corn") else "mq2008/S5.txt")
+
+    @property
+    def model(self) -> Path:
+        return self.folder / f"{self.name}.model"
+
+    @property
+    def pred(self) -> Path:
+        return self.folder / f"{self.name}.pred"
+
+    def log_value(self, pattern: str) -> float:
+        return float(re.search(pattern, (self.folder / f"{self.name}.learn.log").read_text()).group(1))
+
+    @property
+    def pval(self) -> float:
+        return self.log_value(r"pval=([0-9.]+)")
+
+    @property
+    def wall_s(self) -> float:
+        return self.log_value(r"wall_s ([0-9.]+)")
+
+    @property
+    def cpu_s(self) -> float:
+        return self.log_value(r"Runtime in cpu-seconds: ([0-9.]+)")
+
+    def learn_args(self, folder: Path) -> list:
+        """learn's arguments for this run, before TRAIN_FILE MODEL_FILE (a CPSP run's basis file written
+        into folder)."""
+        loss, C, kernel, basis_options = KERNEL_OPTIONS[self.name]
+        basis = self.train
+        if basis_options is None:
+            sv_lines = self.model.read_text().splitlines()[11:]
+            basis = folder / f"{self.name}.basis.svm"
+            basis.write_text("".join("0 " + " ".join(line.split("#")[0].split()[1:]) + "\n" for line in sv_lines))
+            basis_options = ["--k", str(len(sv_lines))]
+        return ["-l", loss, "-c", C, "-e", "0.01", "--b", "0", *kernel, *basis_options, "--f", str(basis)]

@@ -304,7 +304,8 @@ def _describe_map(mapping) -> str:
     if mapping is None:
         return ""
     dropped = f" ({mapping.dropped} dependent ones dropped)" if mapping.dropped else ""
-    return f"; {kernels.NAMES[mapping.kernel.kind]} kernel over {mapping.size} basis vectors{dropped}"
+    return (f"; {kernels.NAMES[mapping.kernel.kind]} kernel over {mapping.size} basis vectors{dropped}, mapped in "
+            f"{mapping.seconds:.2f} s")
 
 
 def _checkpointing(path, resume: bool, settings, signature: dict):

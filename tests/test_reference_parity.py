@@ -13,7 +13,7 @@ from scipy.stats import spearmanr
 from svmstruct import data, model
 
 from conftest import need_shared
-from reference import all_cases, case, certified_weight_distance, train_case
+from reference import KERNEL_OPTIONS, all_cases, case, certified_weight_distance, train_case
 
 CASES = all_cases()
 
@@ -55,9 +55,7 @@ def test_classify_reproduces_every_reference_prediction():
         np.testing.assert_allclose(scores, c.pred, rtol=0, atol=1e-6, err_msg=name)
 
 
-KERNEL_CASES = ["mq2008-S1-perf-err-rbf-i1-k100", "mq2008-S1-perf-roc-rbf-chol-k100",
-                "mq2008-S1-perf-err-poly-d2-rand-k100", "mq2008-S1-perf-f1-sigmoid-rand-k100",
-                "corn-perf-f1-rbf-rand-k200"]
+KERNEL_CASES = sorted(KERNEL_OPTIONS)
 
 
 @pytest.mark.parametrize("case", KERNEL_CASES)
@@ -77,18 +75,6 @@ def test_classify_reproduces_svm_perf_kernel_models(case, tmp_path, shared):
         assert out.read_bytes() == (folder / f"{case}.pred").read_bytes()
 
 
-# svm_perf_learn's options of the kernel cases (reference/kernel/README.md) as learn's: loss, C, kernel, basis
-KERNEL_TRAINING = {
-    "mq2008-S1-perf-err-rbf-i1-k100": ("errorrate", "10", ["-t", "2", "-g", "1"], None),  # CPSP: its own basis
-    "mq2008-S1-perf-roc-rbf-chol-k100": ("rocarea", "10", ["-t", "2", "-g", "1"], ["--t", "2", "--k", "100"]),
-    "mq2008-S1-perf-err-poly-d2-rand-k100": ("errorrate", "10", ["-t", "1", "-d", "2", "-s", "1", "-r", "1"],
-                                             ["--t", "1", "--k", "100"]),
-    "mq2008-S1-perf-f1-sigmoid-rand-k100": ("f1", "10", ["-t", "3", "-s", "0.1", "-r", "0"],
-                                            ["--t", "1", "--k", "100"]),
-    "corn-perf-f1-rbf-rand-k200": ("f1", "100", ["-t", "2", "-g", "1"], ["--t", "1", "--k", "200"]),
-}
-
-
 def basis_rows(expansion) -> list:
     """A kernel expansion's basis vectors as tuples of (feature id, float32 value), zeros left out."""
     b = expansion.basis
@@ -104,26 +90,13 @@ def test_learn_with_svm_perfs_basis_options_solves_its_problem(case, tmp_path, s
     case keeps 9 of 100), and solves its sparse kernel problem: the primal objectives agree to 1e-3
     relative. The CPSP case (-w 9, not implemented here) gets the basis CPSP found, as an --f file: the
     same problem over that basis."""
-    import re
-
     from conftest import invoke
+    from reference import KernelCase
 
-    folder = shared / "reference" / "kernel"
-    loss, C, kernel, basis_options = KERNEL_TRAINING[case]
-    train = shared / "data" / ("reuters/corn.train.svm" if case.startswith("corn") else "mq2008/S1.txt")
-    reference = model.load_model(str(folder / f"{case}.model"))
-    if basis_options is None:
-        sv_lines = (folder / f"{case}.model").read_text().splitlines()[11:]
-        basis = tmp_path / "basis.svm"
-        basis.write_text("".join("0 " + " ".join(line.split("#")[0].split()[1:]) + "\n" for line in sv_lines))
-        basis_options = ["--k", str(len(sv_lines))]
-    else:
-        basis = train
+    c = KernelCase(case)
     out = tmp_path / "m"
-    result = invoke("learn", "-v", "0", "-l", loss, "-c", C, "-e", "0.01", "--b", "0", *kernel, *basis_options,
-                    "--f", basis, train, out)
+    result = invoke("learn", "-v", "0", *c.learn_args(tmp_path), c.train, out)
     assert result.returncode == 0, result.stderr
-    trained = model.load_model(str(out))
+    trained, reference = model.load_model(str(out)), model.load_model(str(c.model))
     assert basis_rows(trained.kernel) == basis_rows(reference.kernel)
-    pval = float(re.search(r"pval=([0-9.]+)", (folder / f"{case}.learn.log").read_text()).group(1))
-    assert abs(float(trained.header["primal"]) - pval) <= 1e-3 * pval, (trained.header["primal"], pval)
+    assert abs(float(trained.header["primal"]) - c.pval) <= 1e-3 * c.pval, (trained.header["primal"], c.pval)
