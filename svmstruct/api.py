@@ -16,7 +16,7 @@ from svmstruct import normalize as normalization
 from svmstruct.data import Dataset, largest_magnitude
 from svmstruct.errors import InputError, NumericalError
 from svmstruct.evaluator import LocalEvaluator
-from svmstruct.kernels import Basis
+from svmstruct.kernels import Rows
 from svmstruct.loop_state import LoopState
 from svmstruct.losses.base import Loss
 from svmstruct.options import UsageError
@@ -100,7 +100,7 @@ class LocalSource:
             data = normalization.scaled(data, scale)
         if self.kernel is not None:
             self.kernel.check_for(loss, normalize)
-            rows = Basis.of_dataset(data)
+            rows = Rows.of(data)
             mapping = kernel_map.KernelMap.over(self.kernel.kernel, kernel_map.select(
                 self.kernel, rows.size, rows.select, kernel_map.read_basis))
             data = dataclasses.replace(data, X=mapping.map(rows), columns=None)

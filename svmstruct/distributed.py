@@ -74,9 +74,9 @@ class Shard:
 
     def rows(self, positions: np.ndarray):
         """The documents at these positions as kernels.Basis vectors (feature ids): basis candidates."""
-        from svmstruct.kernels import Basis
+        from svmstruct.kernels import Rows
 
-        return Basis.of_dataset(self.data).select(positions)
+        return Rows.of(self.data).select(positions)
 
     def build(self, loss_name: str, opts: dict, width: int, columns: np.ndarray | None, normalize: str,
               scale: np.ndarray | None, mapping: Any = None) -> dict:
@@ -86,12 +86,12 @@ class Shard:
 
         from svmstruct import data, losses
         from svmstruct import normalize as normalization
-        from svmstruct.kernels import Basis
+        from svmstruct.kernels import Rows
 
         _set_threads(self.threads)
         loss, _ = losses.lookup(loss_name)
         if mapping is not None:
-            aligned = dataclasses.replace(self.data, X=mapping.map(Basis.of_dataset(self.data)), columns=None)
+            aligned = dataclasses.replace(self.data, X=mapping.map(Rows.of(self.data)), columns=None)
         else:
             aligned = data.align(self.data, width, columns)
         if normalize == "query":

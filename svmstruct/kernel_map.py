@@ -12,7 +12,8 @@ definite, the sigmoid) is dropped, as svm_perf's "independent subset of vectors"
 
 Cost: the Gram matrix of n documents against m basis vectors (one sparse or BLAS product, the kernel in
 parallel) and a triangular solve, O(n m (nnz + m)), once. Memory: the mapped training set is n x m single-
-precision floats (n m 4 bytes); beyond it, BLOCK x m doubles at a time.
+precision floats (n m 4 bytes); beyond it and the data as read, BLOCK rows at a time as a Basis and their BLOCK
+x m Gram block in doubles.
 
 Choosing the basis (`--t`), as svm_perf does: 1 (default) --k documents evenly spaced through --f FILE or
 the training data (svm_perf's "random sample": every (n/k)-th; all of them when there are at most --k, so a
@@ -28,14 +29,13 @@ from typing import Callable
 import numpy as np
 
 from svmstruct.errors import InputError
-from svmstruct.kernels import POLYNOMIAL, RBF, SIGMOID, Basis, Kernel, KernelExpansion, gram
+from svmstruct.kernels import BLOCK, POLYNOMIAL, RBF, SIGMOID, Basis, Kernel, KernelExpansion, Rows, gram
 
 SPREAD, CHOLESKY = 1, 2  # --t
 DEFAULT_SIZE = 500  # --k (svm_perf's default)
 PIVOT_TOLERANCE = 1e-9  # relative to the largest k(b, b): smaller pivots drop their vector
 CHOLESKY_WORK = 4e9  # candidates x --k^2 of --t 2 over training documents (its time), at least 2 --k candidates
 CHOLESKY_CANDIDATES = 20_000  # and at most this many
-BLOCK = 4096  # documents mapped at a time
 
 
 @dataclass(frozen=True)
@@ -99,8 +99,8 @@ class KernelMap:
     def size(self) -> int:
         return self.basis.size
 
-    def map(self, rows: Basis) -> np.ndarray:
-        """phi(x) of every row (n x m, float32), BLOCK rows at a time."""
+    def map(self, rows: Basis | Rows) -> np.ndarray:
+        """phi(x) of every row (n x m, float32), BLOCK rows at a time (the only n x m array)."""
         import time
 
         import scipy.linalg

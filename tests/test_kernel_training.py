@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmstruct import api, data, kernel_map, model
+from svmstruct import api, data, kernel_map, kernels, model
 from svmstruct.errors import InputError
-from svmstruct.kernels import Basis, Kernel, gram
+from svmstruct.kernels import Basis, Kernel, KernelExpansion, Rows, gram
 from svmstruct.options import UsageError
 
 from conftest import ROOT, invoke
@@ -45,6 +45,21 @@ def test_gram_matrix_equals_the_kernels_definition(kernel, fill):
     B[:, 25:] = 0.0  # features only the rows use count in the RBF distance
     got = gram(kernel, Basis.of(A), Basis.of(B))
     np.testing.assert_allclose(got, by_definition(kernel, A, B), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("fill", [1.0, 0.05])
+def test_rows_taken_block_by_block_are_the_whole(fill):
+    """The map and the expansion's scores convert BLOCK rows at a time (kernels.Rows): the same as at once."""
+    rng = np.random.default_rng(5)
+    X = random_rows(rng, kernels.BLOCK + 37, 12, fill)
+    whole = Basis.of(X)
+    kernel = Kernel(2, 3, 0.4, 1.0, 1.0)
+    rows = Rows.of(sp.csr_matrix(X) if fill < 1 else X)
+    mapping = kernel_map.KernelMap.over(kernel, rows.select([9, 3, 4000, 4100]))
+    np.testing.assert_array_equal(mapping.map(rows), mapping.map(whole))
+    expansion = KernelExpansion(kernel, Basis.of(X[[9, 3, 4100]]), np.array([0.5, -1.0, 2.0]))
+    np.testing.assert_allclose(expansion.scores(X), by_definition(kernel, X, X[[9, 3, 4100]]) @ expansion.coef,
+                               rtol=1e-12, atol=1e-12)
 
 
 def test_rows_of_a_file_with_compact_columns_keep_their_feature_ids(tmp_path):
