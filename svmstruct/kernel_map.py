@@ -34,6 +34,7 @@ from svmstruct.kernels import BLOCK, POLYNOMIAL, RBF, SIGMOID, Basis, Kernel, Ke
 SPREAD, CHOLESKY = 1, 2  # --t
 DEFAULT_SIZE = 500  # --k (svm_perf's default)
 PIVOT_TOLERANCE = 1e-9  # relative to the largest k(b, b): smaller pivots drop their vector
+LAPACK_PASSES = 16  # dropped vectors handled by restarting LAPACK's Cholesky on the rest
 CHOLESKY_WORK = 4e9  # candidates x --k^2 of --t 2 over training documents (its time), at least 2 --k candidates
 CHOLESKY_CANDIDATES = 20_000  # and at most this many
 
@@ -100,7 +101,10 @@ class KernelMap:
         return self.basis.size
 
     def map(self, rows: Basis | Rows) -> np.ndarray:
-        """phi(x) of every row (n x m, float32), BLOCK rows at a time (the only n x m array)."""
+        """phi(x) of every row (n x m, float32), BLOCK rows at a time (the only n x m array). From m ~ 500 on
+        the triangular solve, O(m^2) a row on one core, takes most of the time: BLAS is single-threaded here
+        (svmstruct/__init__.py), and blocks mapped side by side by Python threads gained 1.2x at most
+        (OpenBLAS serialises concurrent calls), so they are mapped one after the other."""
         import time
 
         import scipy.linalg
@@ -109,7 +113,8 @@ class KernelMap:
         out = np.empty((rows.size, self.size), dtype=np.float32)
         for lo in range(0, rows.size, BLOCK):
             features = gram(self.kernel, rows.block(lo, lo + BLOCK), self.basis)
-            out[lo:lo + BLOCK] = scipy.linalg.solve_triangular(self.factor, features.T, lower=True).T
+            out[lo:lo + BLOCK] = scipy.linalg.solve_triangular(self.factor, features.T, lower=True,
+                                                                check_finite=False).T
         self.seconds += time.perf_counter() - start
         return out
 
@@ -131,28 +136,56 @@ def read_basis(path: str) -> Basis:
 def _cholesky_skipping(K: np.ndarray) -> tuple:
     """(the basis vectors kept, in order; the Cholesky factor of their Gram matrix) by a Cholesky that skips
     every vector whose pivot is at most PIVOT_TOLERANCE times the largest diagonal (dependent, or a kernel
-    that is not positive definite)."""
+    that is not positive definite). LAPACK factors the leading vectors up to the first such pivot; that
+    vector is dropped and the rest goes on from its Schur complement; after LAPACK_PASSES drops the rest is
+    factored one vector at a time (many dependent vectors: each LAPACK pass would cost O(m^3))."""
+    import scipy.linalg
+
     m = len(K)
     limit = PIVOT_TOLERANCE * max(float(np.max(np.diag(K), initial=0.0)), 0.0)
-    try:  # LAPACK's, when no pivot is small: the same factor, much faster
-        L = np.linalg.cholesky(K)
-        if m and np.min(np.diag(L)) ** 2 > limit:
-            return list(range(m)), L
-    except np.linalg.LinAlgError:
-        pass
+    L = np.zeros((m, m))  # L[candidate, column of a kept vector]
+    kept: list = []
+    rest, S = np.arange(m), np.array(K, dtype=float)  # candidates not decided; their Schur complement
+    for _ in range(LAPACK_PASSES):
+        if not len(rest):
+            break
+        F, info = scipy.linalg.lapack.dpotrf(S, lower=1, clean=1)
+        valid = len(rest) if info == 0 else info - 1  # a non-positive pivot at info - 1
+        small = np.flatnonzero(np.diag(F)[:valid] ** 2 <= limit)
+        p = int(small[0]) if len(small) else valid  # rest[:p] kept; rest[p] (if any) dropped
+        columns = slice(len(kept), len(kept) + p)
+        L[rest[:p], columns] = F[:p, :p]
+        kept.extend(rest[:p].tolist())
+        if p == len(rest):
+            rest = rest[:0]
+            break
+        below = scipy.linalg.solve_triangular(F[:p, :p], S[p:, :p].T, lower=True).T if p else S[p:, :0]
+        L[rest[p:], columns] = below
+        S = S[p + 1:, p + 1:] - below[1:] @ below[1:].T
+        rest = rest[p + 1:]
+    if len(rest):
+        chosen, factor = _sequential_skipping(S, limit)
+        L[np.ix_(rest, range(len(kept), len(kept) + len(chosen)))] = factor
+        kept.extend(rest[chosen].tolist())
+    return kept, L[np.ix_(kept, range(len(kept)))]
+
+
+def _sequential_skipping(S: np.ndarray, limit: float) -> tuple:
+    """The same skipping Cholesky one vector at a time: (kept positions, factor's columns for every row)."""
+    m = len(S)
     L = np.zeros((m, m))
     kept: list = []
     for j in range(m):
         row = L[j, : len(kept)]
-        pivot = K[j, j] - float(row @ row)
+        pivot = S[j, j] - float(row @ row)
         if not pivot > limit:
             continue
         column = len(kept)
         L[j, column] = np.sqrt(pivot)
         later = np.arange(j + 1, m)
-        L[later, column] = (K[later, j] - L[later, :column] @ row) / L[j, column]
+        L[later, column] = (S[later, j] - L[later, :column] @ row) / L[j, column]
         kept.append(j)
-    return kept, L[np.ix_(kept, range(len(kept)))]
+    return kept, L[:, : len(kept)]
 
 
 def select(spec: Spec, n: int, sample: Callable[[np.ndarray], Basis], read: Callable[[str], Basis]) -> Basis:

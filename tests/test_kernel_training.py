@@ -289,3 +289,22 @@ def test_estimators_take_scikit_learn_kernel_parameters():
     assert ranker.model_.kernel.size <= 6  # (a.b + 1)^2 on two features spans six dimensions
     with pytest.raises(ValueError, match="kernel must be one of"):
         SVMPerf(kernel="laplacian").fit(X, y)
+
+
+@pytest.mark.parametrize("passes", [0, 2, 16])
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_skipping_cholesky_restarted_in_lapack_is_the_one_vector_at_a_time_one(kernel, passes, monkeypatch):
+    """Duplicated, dependent and (sigmoid) indefinite basis vectors: LAPACK restarted after each dropped
+    vector (then one vector at a time after `passes` drops) keeps the same vectors as the plain loop."""
+    monkeypatch.setattr(kernel_map, "LAPACK_PASSES", passes)
+    rng = np.random.default_rng(11)
+    A = random_rows(rng, 60, 6, 0.6)
+    A[[7, 19, 33]] = A[[2, 2, 5]]  # duplicates
+    A[40] = A[3] + A[4]  # a sum of two others
+    K = gram(kernel, Basis.of(A), Basis.of(A))
+    limit = kernel_map.PIVOT_TOLERANCE * max(float(np.max(np.diag(K))), 0.0)
+    expected, _ = kernel_map._sequential_skipping(K, limit)
+    kept, L = kernel_map._cholesky_skipping(K)
+    assert kept == expected and len(kept) < 60
+    np.testing.assert_allclose(L @ L.T, K[np.ix_(kept, kept)], atol=1e-9 * np.max(np.abs(K)))
+    assert np.all(np.triu(L, 1) == 0)
