@@ -217,7 +217,10 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     with _training_source(loss, loss_name, train_files, workers, scheduler, single_precision,
                           "dense" if dense else layout, kernel, log) as (source, describe):
         def prepared(ready):
-            _warn_if_badly_scaled(ready.largest, normalize)
+            _warn_if_badly_scaled(ready.largest, normalize, kernel is not None)
+            advice = ready.kernel_map.advice() if ready.kernel_map is not None else None
+            if advice:
+                warn(advice)
             if log and validation is None:
                 log(f"{describe(ready)}{_describe_map(ready.kernel_map)}; loss {loss.name}, C "
                     f"{settings.grid[0]:g}, epsilon {settings.epsilon_for(loss):g}")
@@ -373,10 +376,12 @@ def _check_sources(loss, opts: dict, train_files: tuple, workers, scheduler) -> 
     distributed.check_decomposes(loss, opts)
 
 
-def _warn_if_badly_scaled(largest: float, normalize: str) -> None:
+def _warn_if_badly_scaled(largest: float, normalize: str, kernel: bool = False) -> None:
     if largest > LARGE_FEATURE and normalize == "none":
+        how = "before learn -t (--normalize applies to linear models)" if kernel else \
+            "e.g. with --normalize query or --normalize global"
         warn(f"feature values reach {largest:.3g}: badly scaled data trains slowly and imprecisely; "
-             "scale the features, e.g. with --normalize query or --normalize global")
+             f"scale the features, {how}")
 
 
 def _select(models, validation, measure: str, opts: dict, log):

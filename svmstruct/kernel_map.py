@@ -35,6 +35,7 @@ SPREAD, CHOLESKY = 1, 2  # --t
 DEFAULT_SIZE = 500  # --k (svm_perf's default)
 PIVOT_TOLERANCE = 1e-9  # relative to the largest k(b, b): smaller pivots drop their vector
 LAPACK_PASSES = 16  # dropped vectors handled by restarting LAPACK's Cholesky on the rest
+SIMILARITY_FLOOR = 1e-6  # an RBF kernel below this between most distinct basis vectors: a warning
 CHOLESKY_WORK = 4e9  # candidates x --k^2 of --t 2 over training documents (its time), at least 2 --k candidates
 CHOLESKY_CANDIDATES = 20_000  # and at most this many
 
@@ -83,6 +84,7 @@ class KernelMap:
     factor: np.ndarray  # L (m x m, lower triangular)
     dropped: int = 0  # basis vectors whose pivot vanished
     seconds: float = 0.0  # spent choosing the basis, factoring and mapping (for the log)
+    similarity: float = 1.0  # median k(b_i, b_j) / k(b_i, b_i) over pairs of distinct kept vectors (advice())
 
     @classmethod
     def over(cls, kernel: Kernel, basis: Basis) -> KernelMap:
@@ -90,11 +92,31 @@ class KernelMap:
         import time
 
         start = time.perf_counter()
-        kept, L = _cholesky_skipping(gram(kernel, basis, basis))
+        K = gram(kernel, basis, basis)
+        kept, L = _cholesky_skipping(K)
         if not kept:
             raise InputError("no basis vector has a positive kernel value k(b, b): this kernel cannot be used on "
                              "these documents")
-        return cls(kernel, basis.select(kept), L, basis.size - len(kept), time.perf_counter() - start)
+        return cls(kernel, basis.select(kept), L, basis.size - len(kept), time.perf_counter() - start,
+                   _median_similarity(K[np.ix_(kept, kept)]))
+
+    def advice(self) -> str | None:
+        """A warning when the kernel, with these parameters on these features, cannot generalise: an RBF
+        kernel whose distinct basis vectors are nearly orthogonal (gamma too large for the features' scale:
+        every document is near none but itself, the model memorises its basis), or a basis mostly dropped
+        as dependent (a saturated sigmoid, a polynomial of huge values)."""
+        if self.kernel.kind == RBF and self.size > 1 and self.similarity < SIMILARITY_FLOOR:
+            distance = float(np.median(_squared_distances(self.basis)))
+            return (f"the RBF kernel is below {SIMILARITY_FLOOR:g} between most pairs of basis vectors (median "
+                    f"|a - b|^2 {distance:.3g}, gamma {self.kernel.gamma:g}): every document is near none but "
+                    f"itself and the model cannot generalise; try -g near {1 / max(distance, 1e-300):.3g} "
+                    f"(1 / the median |a - b|^2) or scale the features")
+        total = self.size + self.dropped
+        if self.dropped > total / 2:
+            return (f"{self.dropped} of {total} basis vectors were dropped as dependent: with these parameters "
+                    f"the kernel has rank about {self.size} on these documents (a saturated sigmoid or badly "
+                    f"scaled features?)")
+        return None
 
     @property
     def size(self) -> int:
@@ -124,6 +146,26 @@ class KernelMap:
 
         beta = scipy.linalg.solve_triangular(self.factor.T, np.asarray(w, dtype=float), lower=False)
         return KernelExpansion(self.kernel, self.basis, beta)
+
+
+def _median_similarity(K: np.ndarray) -> float:
+    """Median of k(b_i, b_j) / sqrt(k(b_i, b_i) k(b_j, b_j)) over i < j (1 with a single vector)."""
+    m = len(K)
+    if m < 2:
+        return 1.0
+    scale = np.sqrt(np.abs(np.diag(K)))
+    i, j = np.triu_indices(m, 1)
+    return float(np.median(np.abs(K[i, j]) / np.maximum(scale[i] * scale[j], 1e-300)))
+
+
+def _squared_distances(basis: Basis) -> np.ndarray:
+    """|b_i - b_j|^2 over i < j."""
+    from svmstruct.kernels import squared_norms
+
+    dots = gram(Kernel(POLYNOMIAL, 1, 1.0, 1.0, 0.0), basis, basis)
+    norms = squared_norms(basis)
+    i, j = np.triu_indices(basis.size, 1)
+    return np.maximum(norms[i] + norms[j] - 2 * dots[i, j], 0.0)
 
 
 def read_basis(path: str) -> Basis:

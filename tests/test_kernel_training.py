@@ -308,3 +308,23 @@ def test_skipping_cholesky_restarted_in_lapack_is_the_one_vector_at_a_time_one(k
     assert kept == expected and len(kept) < 60
     np.testing.assert_allclose(L @ L.T, K[np.ix_(kept, kept)], atol=1e-9 * np.max(np.abs(K)))
     assert np.all(np.triu(L, 1) == 0)
+
+
+def test_a_kernel_that_cannot_generalise_is_named_with_what_to_try(tmp_path):
+    """RBF on raw features of scale 1000 (gamma 1 sees every pair of documents as unrelated) and a
+    saturated sigmoid each get a warning; a reasonable RBF none."""
+    raw = tmp_path / "raw.txt"
+    with open(SMALL / "train.txt") as f, open(raw, "w") as out:
+        for line in f:
+            head, _, comment = line.partition("#")
+            target, qid, *features = head.split()
+            scaled = [f"{i}:{float(v) * 1000:g}" for i, v in (x.split(":") for x in features)]
+            out.write(" ".join([target, qid, *scaled]) + "\n")
+    model = tmp_path / "m"
+    far = invoke("learn", "-v", "0", "-l", "map", "-t", "2", "-g", "1", "--k", "100", raw, model)
+    assert far.returncode == 0 and "the RBF kernel is below 1e-06" in far.stderr and "try -g near" in far.stderr
+    saturated = invoke("learn", "-v", "0", "-l", "map", "-t", "3", "-s", "1", "-r", "0", "--k", "100",
+                       SMALL / "train.txt", model)
+    assert saturated.returncode == 0 and "dropped as dependent" in saturated.stderr
+    fine = invoke("learn", "-v", "0", "-l", "map", "-t", "2", "-g", "0.1", "--k", "100", SMALL / "train.txt", model)
+    assert fine.returncode == 0 and fine.stderr == ""
