@@ -102,3 +102,26 @@ def test_learn_with_a_validation_grid_keeps_the_best_c(tmp_path):
     best = max(values, key=lambda c: (values[c], -c))
     assert float(header["C"]) == best and header["selected_by"] == "ndcg@10"
     assert svmstruct("learn", "-c", "1,2", SMALL / "train.txt", tmp_path / "x").returncode == 2
+
+
+def test_the_mean_over_queries_is_trec_evals_to_the_printed_digit(tmp_path):
+    """trec_eval adds the per-query values one after the other in strcmp order of the qids, then divides
+    (meas_acc.c, meas_avg.c). These 16 P_10 values average to 0.61875, on a rounding boundary: that sum
+    prints 0.6188 where numpy's pairwise mean prints 0.6187."""
+    p10 = [0.9, 0.9, 0.4, 0.3, 0.9, 0.5, 0.3, 0.9, 0.7, 0.7, 0.4, 0.9, 0.3, 0.6, 0.7, 0.5]  # in strcmp qid order
+    qids = sorted((str(q) for q in range(1, 17)), key=str.encode)  # "1", "10", ..., "16", "2", ...
+    lines = []
+    for qid, value in sorted(zip(qids, p10), key=lambda pair: int(pair[0])):  # the file in numeric qid order
+        relevant = round(value * 10)
+        lines += [f"{int(d < relevant)} qid:{qid} 1:{12 - d} # d{d}" for d in range(12)]
+    test = tmp_path / "t.txt"
+    test.write_text("\n".join(lines) + "\n")
+    scores = tmp_path / "s.pred"
+    scores.write_text("".join(f"{line.split()[2][2:]}\n" for line in lines))
+    total = 0.0
+    for value in p10:
+        total += value
+    assert f"{total / 16:.4f}" == "0.6188" != f"{np.mean(p10):.4f}"
+    result = svmstruct("eval", "-m", "P_10", test, scores)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1].split() == ["P_10", "all", "0.6188"]
