@@ -54,7 +54,7 @@ clean:
 
 # ---- benchmarks and reports against the original programs (need ../shared)
 .PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle bench-assignment bench-hashed bench-engine bench-dask \
-	bench-startup bench-big bench-threads bench-batch bench-kernel parity-report
+	bench-startup bench-big bench-threads bench-batch bench-kernel bench-eval parity-report
 bench-perf: install
 	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
 
@@ -133,6 +133,11 @@ bench-big: install
 # and peak memory of the Nystroem map in K (100, 500, 2000) on the 300k-document file of bench-synth
 bench-kernel: install
 	$(BIN)/python scripts/bench_kernel.py --shared $(SHARED) --file exp/synth/synth.txt
+
+# eval -m map -m ndcg_cut_10 -m P_10 on bench-big's 1.2M-document file against trec_eval on the same qrels
+# and run (ANCHOR_BIN=dir holding trec_eval; else ours alone): wall time, peak memory, equal values
+bench-eval: install
+	ANCHOR_BIN=$(ANCHOR_BIN) $(BIN)/python scripts/bench_eval.py --shared $(SHARED)
 
 # iterations, oracle calls and time of the plain cutting-plane loop against OCAS's line search
 bench-engine: install

@@ -450,7 +450,7 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
     if dataset is None:
         from svmstruct import data
 
-        dataset = data.read_svmlight(test_file)
+        dataset = data.read_svmlight(test_file, features=bool(subtopics))  # the measures read no feature
     if subtopics:
         from svmstruct.diversity import measures as div_measures
 
@@ -475,7 +475,7 @@ def qrels_command(test_file, output):
 
     io.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file)])
     io.check_writable(output)
-    io.write_output(output, trec.format_qrels(data.read_svmlight(test_file)))
+    io.write_output(output, trec.format_qrels(data.read_svmlight(test_file, features=False)))
 
 
 def div_baseline_command(method, K, output_format, tag, title_offset, doc_features_from, seed, test_file, output):

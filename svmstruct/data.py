@@ -69,7 +69,8 @@ def _complete_chunks(f, name: str, buffers: int = 1):
         buf = following
 
 
-def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, layout: str = "sparse") -> Dataset:
+def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, layout: str = "sparse",
+                  features: bool = True) -> Dataset:
     """Read an SVMlight file (``-`` for stdin, gzip detected by its magic bytes).
 
     n_features widens X to at least that many columns (to line a test file up with a training file); a
@@ -82,7 +83,8 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
     gzip are spooled once. Both passes run over chunks of whole lines on numba's thread count
     (--threads): the first gives every chunk's rows, nonzeros and lines, so each chunk is parsed from
     its own offsets in parallel, and the results are taken in file order (the first error in the file
-    is the one reported).
+    is the one reported). features=False (eval, qrels) checks every line alike but keeps no feature: X has
+    no column, and memory is that of the targets, qids and docids (and one chunk's values at a time).
     """
     name = "<stdin>" if path == "-" else path
     threads = policy.count()
@@ -105,25 +107,28 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
         dense = layout == "dense" or (layout == "auto" and rows * width * itemsize <= nnz * (itemsize + 4))
         if dense and width > COMPACT_ABOVE:
             dense = False  # parse sparse, compact the columns, then densify (below)
+        dense = dense and features  # without features: CSR, each chunk's values in scratch arrays of its own
+        kept = nnz if features else 0
         out = _Arrays(
             X=np.zeros((rows, width) if dense else (0, width), dtype=dtype),
             indptr=np.zeros(rows + 1 if not dense else 1, dtype=np.int64),
-            indices=np.empty(0 if dense else nnz, dtype=np.int32),
-            values=np.empty(0 if dense else nnz, dtype=dtype),
+            indices=np.empty(0 if dense else kept, dtype=np.int32),
+            values=np.empty(0 if dense else kept, dtype=dtype),
             y=np.empty(rows), qid=np.zeros(rows, dtype=np.int64), has_qid=np.zeros(rows, dtype=np.bool_),
             lines=np.zeros(rows, dtype=np.int64), comment_start=np.zeros(rows, dtype=np.int64),
-            comment_end=np.zeros(rows, dtype=np.int64), dense=dense)
+            comment_end=np.zeros(rows, dtype=np.int64), dense=dense, features=features)
         docids = Docids()
         if not isinstance(f, gzip.GzipFile) and path != "-":
             f.seek(0)
         starts = []  # each chunk parses from its own (line, row, nonzero) offsets: known from the counts
         line = row = nz = 0
         for size, r, z, lines_in in counts:
-            starts.append((size, line, row, nz))
+            starts.append((size, line, row, nz, z))
             line, row, nz = line + lines_in, row + r, nz + z
         parse = lambda item: _parse_kernel(item[0], item[1], out, name)  # noqa: E731
         parsed_rows = 0
-        for (buf, (_, first_line, first_row, _)), calls in _in_order(pool, threads, parse, zip(source(), starts)):
+        for (buf, (_, first_line, first_row, _, _)), calls in _in_order(pool, threads, parse,
+                                                                         zip(source(), starts)):
             parsed_rows = _finish_chunk(buf, calls, first_line, first_row, out, name, docids)
     if parsed_rows != rows:
         raise InputError(f"the file changed while it was read ({parsed_rows} rows, expected {rows})", name)
@@ -136,7 +141,9 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, la
     any_qid = bool(has_qid[0])
     qptr = group_queries(qid, lines, name) if any_qid else np.array([0, rows], dtype=np.int64)
     columns = None
-    if not dense:
+    if not features:
+        X = np.zeros((rows, 0), dtype=dtype)
+    elif not dense:
         if highest > COMPACT_ABOVE:  # whatever n_features asks: the model maps features by index
             columns, indices = _compact(indices, highest)
         X = sp.csr_matrix((values, indices, indptr), shape=(rows, width if columns is None else len(columns)))
@@ -206,6 +213,7 @@ class _Arrays:
     comment_start: np.ndarray
     comment_end: np.ndarray
     dense: bool
+    features: bool = True  # False: feature values are checked in per-chunk scratch arrays, not kept
 
 
 def _in_order(pool, threads: int, work, items):
@@ -230,9 +238,12 @@ def _parse_kernel(buf: bytes, start: tuple, out: _Arrays, name: str) -> list:
     """Run the parsing kernel over one chunk of whole lines from its offsets (on a worker thread: the
     kernel releases the GIL). Returns the kernel's calls: (fallback slots, starts, ends, code, error
     token span, previous index, the row reached); FULL asks for another call with more room."""
-    size, line, row, nz = start
+    size, line, row, nz, chunk_nnz = start
     if len(buf) != size:
         raise InputError("the file changed while it was read", name)
+    indices, values = out.indices, out.values
+    if not out.features:  # values parsed (and checked) into scratch arrays of this chunk, then dropped
+        indices, values, nz = np.empty(chunk_nnz, dtype=np.int32), np.empty(chunk_nnz, dtype=out.values.dtype), 0
     arr = np.frombuffer(buf, dtype=np.uint8)
     calls = []
     capacity = 1 << 16
@@ -242,7 +253,7 @@ def _parse_kernel(buf: bytes, start: tuple, out: _Arrays, name: str) -> list:
         fb_start = np.empty(capacity, dtype=np.int64)
         fb_end = np.empty(capacity, dtype=np.int64)
         code, p, line, row, nz, count, t0, t1, last = parser.parse_lines(
-            arr, len(arr), p, line, row, nz, out.dense, out.X, out.indptr, out.indices, out.values, out.y, out.qid,
+            arr, len(arr), p, line, row, nz, out.dense, out.X, out.indptr, indices, values, out.y, out.qid,
             out.has_qid, out.lines, out.comment_start, out.comment_end, fb_pos, fb_start, fb_end, 0)
         calls.append((fb_pos[:count], fb_start[:count], fb_end[:count], code, t0, t1, last, row))
         if code != parser.FULL:
@@ -271,7 +282,7 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
                 continue
             elif slot < 0:
                 out.y[-1 - slot] = value
-            else:
+            elif out.features:
                 with np.errstate(over="ignore"):  # float32 overflow: reported with its line after reading
                     flat[slot] = value
         if code not in (parser.OK, parser.FULL):

@@ -23,9 +23,8 @@ def read_predictions(path: str, n_rows: int) -> np.ndarray:
     name = "<stdin>" if path == "-" else path
     with io.open_binary(path) as f:  # lines end at \n (or \r\n) only, as in the data reader
         text = f.read().decode("utf-8", errors="replace")
-    if _SCORE_FILE.match(text):  # the common case, checked in one pass; the values parsed by numpy
-        values = np.array(text.split(), dtype=float)
-    else:
+    values = _plain_scores(text)  # the common case, parsed by numpy
+    if values is None:
         lines = text.split("\n")
         if lines[-1] == "":  # the end of the last line
             lines.pop()
@@ -36,6 +35,22 @@ def read_predictions(path: str, n_rows: int) -> np.ndarray:
     if len(values) != n_rows:
         raise InputError(f"{len(values)} predictions for {n_rows} data lines", name)
     return values
+
+
+def _plain_scores(text: str, piece: int = 1 << 20) -> np.ndarray | None:
+    """The scores when every line is one number (else None), checked and converted a piece of about
+    `piece` characters (whole lines) at a time: one match over the whole text keeps backtracking state for
+    every line (0.75 GB for 1.2M lines), and one split a Python string per line."""
+    parts = []
+    start = 0
+    while start < len(text):
+        cut = text.find("\n", start + piece)
+        cut = len(text) if cut < 0 else cut + 1
+        if not _SCORE_FILE.match(text, start, cut):
+            return None
+        parts.append(np.array(text[start:cut].split(), dtype=float))
+        start = cut
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def _score(line: str, name: str, lineno: int) -> float:
@@ -67,6 +82,7 @@ def measure_table(dataset, scores: np.ndarray, names: list, rel_threshold: float
     table = {}
     qids = [str(dataset.qid[lo]) for lo in dataset.qptr[:-1]]
     checked = False
+    ranking = None  # the rows in trec_eval's order, for every per-query measure
     for name in names:
         try:
             m = measures.lookup(name)
@@ -80,7 +96,9 @@ def measure_table(dataset, scores: np.ndarray, names: list, rel_threshold: float
             if not checked:  # ties are broken by docid, as trec_eval does: a docid must be unique in its query
                 check_unique_docids(dataset)
                 checked = True
-            values = measures.per_query(m, dataset.y, scores, dataset.qptr, dataset.docids, rel_threshold)
+            if ranking is None:
+                ranking = measures.trec_ranking(scores, dataset.qptr, dataset.docids)
+            values = measures.per_query(m, dataset.y, scores, dataset.qptr, dataset.docids, rel_threshold, ranking)
             if not np.all(np.isfinite(values)):
                 q = int(np.flatnonzero(~np.isfinite(values))[0])
                 _not_finite(name, dataset, int(dataset.qptr[q]), int(dataset.qptr[q + 1]))

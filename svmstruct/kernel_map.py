@@ -207,7 +207,7 @@ def _cholesky_skipping(K: np.ndarray) -> tuple:
         rest = rest[p + 1:]
     if len(rest):
         chosen, factor = _sequential_skipping(S, limit)
-        L[np.ix_(rest, range(len(kept), len(kept) + len(chosen)))] = factor
+        L[np.ix_(rest, np.arange(len(kept), len(kept) + len(chosen)))] = factor
         kept.extend(rest[chosen].tolist())
     return kept, L[np.ix_(kept, range(len(kept)))]
 

@@ -276,14 +276,29 @@ def lookup(name: str) -> Measure:
                    "recall_k, ndcg_cut_k, ndcg@k, dcg@k, p@k, err@k; fbetaB for F-beta; eru:ALPHA:NEUTRAL)")
 
 
-def per_query(measure: Measure, labels, scores, qptr, docids, rel_threshold=0.0) -> np.ndarray:
-    """The measure of every query (rows qptr[q]:qptr[q+1]) ranked by score, trec_eval's tie order."""
+def trec_ranking(scores, qptr, docids) -> np.ndarray:
+    """Every query's rows in trec_order (a permutation of all rows, query by query): one sort of the whole
+    file; the docids are looked at only in the queries that have tied scores."""
+    scores = np.asarray(scores, dtype=float)
+    query = np.repeat(np.arange(len(qptr) - 1), np.diff(qptr))
+    ranking = np.lexsort((-scores, query))
+    ranked = scores[ranking]
+    tied = np.unique(query[ranking][1:][ranked[1:] == ranked[:-1]])  # both rows of a pair in one query
+    for q in tied.tolist():
+        lo, hi = int(qptr[q]), int(qptr[q + 1])
+        ranking[lo:hi] = lo + trec_order(scores[lo:hi], docids[lo:hi])
+    return ranking
+
+
+def per_query(measure: Measure, labels, scores, qptr, docids, rel_threshold=0.0, ranking=None) -> np.ndarray:
+    """The measure of every query (rows qptr[q]:qptr[q+1]) ranked by score, trec_eval's tie order
+    (ranking: trec_ranking's, when several measures share it)."""
+    if ranking is None:
+        ranking = trec_ranking(scores, qptr, docids)
     values = np.empty(len(qptr) - 1)
     for q in range(len(qptr) - 1):
         lo, hi = qptr[q], qptr[q + 1]
-        order = trec_order(scores[lo:hi], docids[lo:hi])
-        y = labels[lo:hi]
-        values[q] = measure.fn(y[order], y, rel_threshold)
+        values[q] = measure.fn(labels[ranking[lo:hi]], labels[lo:hi], rel_threshold)
     return values
 
 

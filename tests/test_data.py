@@ -238,3 +238,26 @@ def test_a_qid_error_before_a_bad_token_is_the_one_reported(tmp_path, monkeypatc
     path.write_bytes(b"0 qid:1 1:1\n0 qid:9 99999999999:1\n0 qid:1 1:1\n")  # the bad token comes first here
     with pytest.raises(InputError, match="f.dat:2: feature index '99999999999' is above"):
         data.read_svmlight(str(path), layout=layout)
+
+
+@pytest.mark.parametrize("layout", ["sparse", "dense"])
+def test_reading_without_features_checks_every_line_alike_and_keeps_the_rest(tmp_path, layout):
+    """features=False (eval, qrels) keeps no feature value but reads targets, qids, docids and lines as the
+    full read does, and rejects the same lines (a bad token, a value off the fast path that is not finite)."""
+    path = tmp_path / "d.txt"
+    path.write_text("# header\n2 qid:3 1:0.5 7:1e-300 9:123456789012345678901 # docid = a\n"
+                    "0 qid:3 2:-1 # b\n\n1 qid:4 5:1 # c\n")
+    full = data.read_svmlight(str(path), layout=layout)
+    labels = data.read_svmlight(str(path), layout=layout, features=False)
+    assert labels.X.shape == (3, 0)
+    np.testing.assert_array_equal(labels.y, full.y)
+    np.testing.assert_array_equal(labels.qid, full.qid)
+    np.testing.assert_array_equal(labels.qptr, full.qptr)
+    np.testing.assert_array_equal(labels.line, full.line)
+    assert list(labels.docids) == list(full.docids) == ["a", "b", "c"]
+    for bad, message in [("1 qid:1 3:0.5 2:1\n", "must increase"), ("1 qid:1 3:1e999\n", "not finite"),
+                         ("1 qid:1 3:x\n", "not a number"), ("1 qid:1 3\n", "malformed")]:
+        path.write_text("0 qid:1 1:1\n" + bad)
+        with pytest.raises(InputError, match=message) as raised:
+            data.read_svmlight(str(path), layout=layout, features=False)
+        assert raised.value.line == 2

@@ -134,3 +134,17 @@ def test_midranks_equal_scipy_rankdata(seed):
     s = rng.integers(0, 5 + 10 * seed, size=50 + seed).astype(float)  # many ties
     np.testing.assert_array_equal(measures.midranks(s), rankdata(s))
     assert measures.midranks(np.array([])).shape == (0,) and measures.midranks(np.array([3.0])).tolist() == [1.0]
+
+
+def test_the_ranking_of_the_whole_file_is_every_querys_trec_order():
+    """measures.trec_ranking sorts all queries at once and looks at docids only where scores tie: the same
+    permutation as trec_order query by query (scores with many ties, -0.0 and 0.0 among them)."""
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(1, 9, size=300)
+    qptr = np.concatenate([[0], np.cumsum(sizes)])
+    scores = rng.integers(-2, 3, size=qptr[-1]).astype(float) * rng.choice([1.0, 0.5], size=qptr[-1])
+    scores[scores == 0] = rng.choice([0.0, -0.0], size=int(np.sum(scores == 0)))
+    docids = [f"d{rng.integers(0, 10**6)}" for _ in range(qptr[-1])]
+    ranking = measures.trec_ranking(scores, qptr, docids)
+    for lo, hi in zip(qptr[:-1], qptr[1:]):
+        assert ranking[lo:hi].tolist() == (lo + measures.trec_order(scores[lo:hi], docids[lo:hi])).tolist()
