@@ -303,8 +303,7 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
     start = np.empty(row_end, dtype=np.int64)  # indexed by row like the other arrays; only first_row: is used
     end = np.empty(row_end, dtype=np.int64)
     parser.docid_spans(arr, out.comment_start, out.comment_end, first_row, row_end, start, end)
-    docids.extend([bytes(buf[a:b]) if a >= 0 else b"L%d" % line for a, b, line in
-                   zip(start[first_row:].tolist(), end[first_row:].tolist(), out.lines[first_row:row_end].tolist())])
+    docids.extend_spans(arr, start[first_row:], end[first_row:], out.lines[first_row:row_end])
     return row_end
 
 

@@ -70,6 +70,34 @@ class Docids:
         self._parts.append(blob)
         self._lengths.append(np.fromiter(map(len, docids), dtype=np.int64, count=len(docids)))
 
+    def extend_spans(self, text: np.ndarray, start: np.ndarray, end: np.ndarray, lines: np.ndarray) -> None:
+        """extend() with the docids at text[start[i]:end[i]] (bytes of a chunk of a file), gathered in one
+        numpy step; a row without one (start < 0) gets `L<line>`."""
+        missing = start < 0
+        if missing.any():  # rare: the per-row path
+            self.extend([bytes(text[a:b]) if a >= 0 else b"L%d" % line
+                         for a, b, line in zip(start.tolist(), end.tolist(), lines.tolist())])
+            return
+        lengths = (end - start).astype(np.int64)
+        positions = np.repeat(start - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+        blob = text[positions].tobytes()
+        if not blob.isascii():  # invalid UTF-8 replaced as docid_from_comment does: the per-row path
+            self.extend([bytes(text[a:b]) for a, b in zip(start.tolist(), end.tolist())])
+            return
+        self._parts.append(blob)
+        self._lengths.append(lengths)
+
+    def hashes(self) -> np.ndarray:
+        """A 64-bit hash of every docid (FNV-1a over its first 64 bytes, seeded with its length): equal
+        docids have equal hashes."""
+        blob = np.frombuffer(self._blob, dtype=np.uint8)
+        starts, lengths = self._offsets[:-1], np.diff(self._offsets)
+        h = np.uint64(14695981039346656037) ^ lengths.astype(np.uint64)
+        for j in range(min(int(lengths.max(initial=0)), 64)):
+            live = np.flatnonzero(lengths > j)
+            h[live] = (h[live] ^ blob[starts[live] + j].astype(np.uint64)) * np.uint64(1099511628211)
+        return h
+
     def freeze(self) -> "Docids":
         self._blob = b"".join(self._parts)
         lengths = np.concatenate([np.asarray(x, dtype=np.int64) for x in self._lengths]) if self._lengths \
@@ -107,16 +135,34 @@ def docid_from_comment(comment: bytes) -> str | None:
 
 def check_unique_docids(dataset: Dataset) -> None:
     """InputError naming both lines when a docid appears twice in one query: TREC runs and qrels need
-    unique docids (trec_eval refuses duplicates) and eval breaks ties by docid."""
-    for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:]):
+    unique docids (trec_eval refuses duplicates) and eval breaks ties by docid. The first repeat in the file
+    is named, with the docid's first line in its query. Rows are grouped by (query, docid hash) in one sort;
+    only groups of equal hashes are compared as strings."""
+    docids, qptr = dataset.docids, dataset.qptr
+    n = int(qptr[-1])
+    hashes = docids.hashes() if isinstance(docids, Docids) else \
+        np.array([hash(d) for d in docids], dtype=np.int64).view(np.uint64)
+    query = np.repeat(np.arange(len(qptr) - 1), np.diff(qptr))
+    order = np.lexsort((np.arange(n), hashes, query))  # by query, hash, then row
+    same = (query[order][1:] == query[order][:-1]) & (hashes[order][1:] == hashes[order][:-1])
+    first_repeat = None  # (row of the repeat, row of the docid's first occurrence)
+    for at in np.flatnonzero(same & ~np.concatenate(([False], same[:-1]))).tolist():  # each group's start
+        end = at + 1
+        while end < len(same) and same[end]:
+            end += 1
         seen: dict = {}
-        for r in range(int(lo), int(hi)):
-            docid = dataset.docids[r]
+        for r in order[at:end + 1].tolist():
+            docid = docids[r]
             if docid in seen:
-                raise InputError(f"docid {docid} appears twice in query {dataset.qid[r]} (lines "
-                                 f"{dataset.line[seen[docid]]} and {dataset.line[r]}): runs, qrels and per-query "
-                                 "measures need one document per docid", dataset.path, int(dataset.line[r]))
+                if first_repeat is None or r < first_repeat[0]:
+                    first_repeat = (r, seen[docid])
+                break
             seen[docid] = r
+    if first_repeat is not None:
+        r, earlier = first_repeat
+        raise InputError(f"docid {docids[r]} appears twice in query {dataset.qid[r]} (lines "
+                         f"{dataset.line[earlier]} and {dataset.line[r]}): runs, qrels and per-query "
+                         "measures need one document per docid", dataset.path, int(dataset.line[r]))
 
 
 def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:

@@ -261,3 +261,40 @@ def test_reading_without_features_checks_every_line_alike_and_keeps_the_rest(tmp
         with pytest.raises(InputError, match=message) as raised:
             data.read_svmlight(str(path), layout=layout, features=False)
         assert raised.value.line == 2
+
+
+def _first_repeat_by_loop(docids, qptr):
+    """The first repeated docid in file order and its first line in the query, straight from the definition."""
+    for lo, hi in zip(qptr[:-1], qptr[1:]):
+        seen: dict = {}
+        for r in range(int(lo), int(hi)):
+            if docids[r] in seen:
+                return r, seen[docids[r]]
+            seen[docids[r]] = r
+    return None
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_duplicate_docids_are_found_as_by_a_loop_also_when_hashes_collide(tmp_path, monkeypatch, collide):
+    from svmstruct import documents
+
+    if collide:  # every docid the same hash: groups of different docids compared as strings
+        monkeypatch.setattr(documents.Docids, "hashes", lambda self: np.zeros(len(self), dtype=np.uint64))
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        sizes = rng.integers(1, 7, size=8)
+        names = [f"d{rng.integers(0, 12)}" for _ in range(int(sizes.sum()))]
+        lines = [f"{rng.integers(0, 3)} qid:{q + 1} 1:1 # {names[r]}"
+                 for q, size in enumerate(sizes) for r in range(int(sizes[:q].sum()), int(sizes[:q + 1].sum()))]
+        path = tmp_path / f"t{trial}.txt"
+        path.write_text("\n".join(lines) + "\n")
+        d = data.read_svmlight(str(path), features=False)
+        expected = _first_repeat_by_loop(list(d.docids), d.qptr)
+        if expected is None:
+            documents.check_unique_docids(d)
+            continue
+        with pytest.raises(InputError) as raised:
+            documents.check_unique_docids(d)
+        r, earlier = expected
+        assert raised.value.line == r + 1
+        assert f"docid {names[r]} appears twice in query {d.qid[r]} (lines {earlier + 1} and {r + 1})" in str(raised.value)
