@@ -297,4 +297,5 @@ def test_duplicate_docids_are_found_as_by_a_loop_also_when_hashes_collide(tmp_pa
             documents.check_unique_docids(d)
         r, earlier = expected
         assert raised.value.line == r + 1
-        assert f"docid {names[r]} appears twice in query {d.qid[r]} (lines {earlier + 1} and {r + 1})" in str(raised.value)
+        message = f"docid {names[r]} appears twice in query {d.qid[r]} (lines {earlier + 1} and {r + 1})"
+        assert message in str(raised.value)
