@@ -282,8 +282,9 @@ def trec_ranking(scores, qptr, docids) -> np.ndarray:
     scores = np.asarray(scores, dtype=float)
     query = np.repeat(np.arange(len(qptr) - 1), np.diff(qptr))
     ranking = np.lexsort((-scores, query))
-    ranked = scores[ranking]
-    tied = np.unique(query[ranking][1:][ranked[1:] == ranked[:-1]])  # both rows of a pair in one query
+    ranked, ranked_query = scores[ranking], query[ranking]
+    tie = (ranked[1:] == ranked[:-1]) & (ranked_query[1:] == ranked_query[:-1])  # neighbours of one query
+    tied = np.unique(ranked_query[1:][tie])
     for q in tied.tolist():
         lo, hi = int(qptr[q]), int(qptr[q + 1])
         ranking[lo:hi] = lo + trec_order(scores[lo:hi], docids[lo:hi])
