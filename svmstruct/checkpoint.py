@@ -72,7 +72,8 @@ def load(path: str, signature: dict) -> dict:
     if theirs != ours:
         differ = sorted(key for key in set(theirs) | set(ours) if theirs.get(key) != ours.get(key))
         raise InputError(f"the checkpoint belongs to another run ({', '.join(differ)} differ): resume with the "
-                         "same loss, options, -c, -e, --normalize and training files, or start without --resume",
+                         "same loss, options, -c, -e, --normalize, precision (--float64) and training files, or start "
+                         "without --resume",
                          path)
     for key in OPTIONAL:
         state.setdefault(key, None)

@@ -205,14 +205,17 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     io.check_writable(model_file)
     saving = _checkpointing(checkpoint_file, resume, settings, dict(
         loss=loss.name, options=opts, C=settings.grid[0], epsilon=settings.epsilon_for(loss), normalize=normalize,
-        train_files=list(train_files), **({"kernel": dataclasses.asdict(kernel)} if kernel else {})))
+        train_files=list(train_files), precision="float32" if single_precision else "float64",
+        **({"kernel": dataclasses.asdict(kernel)} if kernel else {})))
 
     log = say if verbosity >= 1 else None
     validation = None
     if validation_file is not None:
+        import numpy as np
+
         from svmstruct import data
 
-        validation = data.read_svmlight(validation_file)
+        validation = data.read_svmlight(validation_file, dtype=np.float32 if single_precision else np.float64)
     callbacks = [train.Progress(_progress_printer(verbosity))] if log and validation is None else []
     with _training_source(loss, loss_name, train_files, workers, scheduler, single_precision,
                           "dense" if dense else layout, kernel, log) as (source, describe):
@@ -556,8 +559,9 @@ def _learn() -> click.Command:
         click.option("--format", "model_format", type=click.Choice(["svmstruct", "svmlight"]), default="svmstruct",
                      show_default=True,
                      help="Model file format; svmlight is readable by svm_perf_classify/svm_rank_classify."),
-        click.option("--float32", "single_precision", is_flag=True,
-                     help="Store feature values in single precision, as svm_light does (half the memory)."),
+        click.option("--float32/--float64", "single_precision", default=True, show_default=True,
+                     help="Store feature values in single precision, as svm_light, svm_perf and svm_rank do "
+                          "(the same values as theirs, half the memory), or in double precision."),
         click.option("--layout", type=click.Choice(["auto", "sparse", "dense"]), default="auto", show_default=True,
                      help="How the training data is stored: auto takes the smaller of a sparse (CSR) and a dense "
                           "matrix (dense for LETOR-style data with every feature present, sparse for text)."),

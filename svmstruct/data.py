@@ -69,14 +69,15 @@ def _complete_chunks(f, name: str, buffers: int = 1):
         buf = following
 
 
-def read_svmlight(path: str, n_features: int | None = None, dtype=np.float64, layout: str = "sparse",
+def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, layout: str = "sparse",
                   features: bool = True) -> Dataset:
     """Read an SVMlight file (``-`` for stdin, gzip detected by its magic bytes).
 
     n_features widens X to at least that many columns (to line a test file up with a training file); a
     file with feature indices above COMPACT_ABOVE that uses at most half of its index range gets only
-    the columns it uses, their indices in `columns`, whatever n_features asks. dtype
-    float32 stores the features in single precision, as svm_light does (half the memory). layout
+    the columns it uses, their indices in `columns`, whatever n_features asks. dtype float32 (the
+    default) stores the features in single precision, as svm_light, svm_perf and svm_rank do (FVAL is a
+    float: the same values as theirs, half the memory of float64, which keeps them in double precision). layout
     'sparse' gives a CSR matrix, 'dense' an ndarray (for dense data it saves the 4-byte index of every
     value), 'auto' whichever takes less memory.
     The file is read twice (sizes, then values), so memory peaks near the final arrays; stdin and
@@ -173,14 +174,15 @@ def _check_dense_size(rows: int, width: int, itemsize: int, name: str) -> None:
 
 
 def _check_single_precision(values: np.ndarray, dense: bool, indptr: np.ndarray, lines: np.ndarray, name: str):
-    """A value beyond single precision's range becomes inf in a float32 array (--float32): name its line."""
+    """A value beyond single precision's range becomes inf in a float32 array (the default): name its line."""
     if values.dtype != np.float32 or values.size == 0:
         return
     if np.isfinite(np.max(values)) and np.isfinite(np.min(values)):  # no full-size boolean array
         return
     first = int(np.flatnonzero(~np.isfinite(values.reshape(-1)))[0])
     row = first // values.shape[1] if dense else int(np.searchsorted(indptr, first, side="right")) - 1
-    raise InputError("a feature value is beyond single precision's range (about 3.4e38): leave out --float32",
+    raise InputError("a feature value is beyond single precision's range (about 3.4e38), where features are "
+                     "stored (as svm_light stores them): learn --float64 keeps them in double precision",
                      name, int(lines[row]))
 
 

@@ -47,7 +47,7 @@ def _set_threads(threads: int | None) -> None:
 class Shard:
     """A Dask actor: one training file, read on the worker, and its training problem."""
 
-    def __init__(self, path: str, single_precision: bool = False, layout: str = "auto", threads: int | None = None):
+    def __init__(self, path: str, single_precision: bool = True, layout: str = "auto", threads: int | None = None):
         from svmstruct import data
 
         self.threads = threads
@@ -175,7 +175,7 @@ class Traffic:
 class Cluster:
     """The shards' actors on a Dask cluster, with recovery of lost shards (see the module docstring)."""
 
-    def __init__(self, client, paths: list, single_precision: bool = False, layout: str = "auto",
+    def __init__(self, client, paths: list, single_precision: bool = True, layout: str = "auto",
                  threads: int | None = None, on_reload: Callable[[str], None] | None = None):
         self.client = client
         self.on_reload = on_reload  # told about every shard read again after a lost worker

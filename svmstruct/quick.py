@@ -20,6 +20,7 @@ _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z
 _PAIR = re.compile(rb"([0-9]+):(\S+)\Z")
 _PLAIN = re.compile(rb"[ \t!-~]*\Z")  # printable ASCII, spaces and tabs: no byte the full reader treats otherwise
 HIGHEST_INDEX = (1 << 31) - 1
+FLOAT32_MAX = 3.4028234663852886e38  # features are stored in single precision: beyond, the full reader's error
 QID_DIGITS = INDEX_DIGITS = 18  # the full reader's limits (svmlight_parser: at most 18 digits)
 
 
@@ -43,12 +44,12 @@ def classify(test_path: str, model_path: str) -> str | None:
     if not trained.scores or trained.columns is not None or trained.normalize != "none" or trained.kernel is not None:
         return None
     w = trained.w.tolist()
-    single = trained.format == "svmlight"  # the originals' classify programs read float features
+    # features in single precision, as the full path reads them (and the originals' classify programs)
     lines = []
     for features in rows:
         total = 0.0
         for index, value in features:  # a feature the model does not know weighs 0 (and still adds 0 x value)
-            total += (float(np.float32(value)) if single else value) * (w[index - 1] if index <= len(w) else 0.0)
+            total += float(np.float32(value)) * (w[index - 1] if index <= len(w) else 0.0)
         lines.append(f"{total - trained.threshold:.8f}\n")
     return "".join(lines)
 
@@ -125,7 +126,7 @@ def _parse(content: bytes) -> list | None:
                     return None
                 index = int(match.group(1))
                 value = float(match.group(2))
-                if not last < index <= HIGHEST_INDEX or value in (float("inf"), float("-inf")):
+                if not last < index <= HIGHEST_INDEX or not abs(value) <= FLOAT32_MAX:  # the full path reports it
                     return None
                 features.append((index, value))
                 last = index

@@ -172,6 +172,9 @@ def test_learn_checkpoint_and_resume(tmp_path):
     other = invoke("learn", "-l", "map", "-c", "1", "-v", "0", "--checkpoint", state, "--resume", train, resumed)
     assert other.returncode == 1 and "belongs to another run (C differ)" in other.stderr
     assert other.stderr.count("\n") == 1 and not os.path.exists(resumed)
+    double = invoke("learn", "-l", "map", "-c", "10", "--float64", "-v", "0", "--checkpoint", state, "--resume", train,
+                    resumed)
+    assert double.returncode == 1 and "belongs to another run (precision differ)" in double.stderr
     run = invoke("learn", "-l", "map", "-c", "10", "-v", "0", "--checkpoint", state, "--resume", train, resumed)
     assert run.returncode == 0, run.stderr
     assert not os.path.exists(state)

@@ -25,7 +25,7 @@ def test_agrees_with_sklearn_on_every_shared_file():
     files = shared_files()
     assert len(files) >= 13
     for name in files:
-        ours = data.read_svmlight(str(DATA / name))
+        ours = data.read_svmlight(str(DATA / name), dtype=np.float64)
         X, y, qid = load_svmlight_file(str(DATA / name), query_id=True, zero_based=False)
         width = max(X.shape[1], ours.n_features)
         X.resize((X.shape[0], width))
@@ -136,7 +136,7 @@ def test_kernel_numbers_equal_python_float_bit_for_bit(tmp_path):
         tokens.append(("-" if rng.random() < 0.3 else "") + token)
     path = tmp_path / "numbers.dat"
     path.write_text("".join(f"{t} 1:{t}\n" for t in tokens))
-    d = data.read_svmlight(str(path))
+    d = data.read_svmlight(str(path), dtype=np.float64)
     expected = np.array([float(t) for t in tokens])
     assert np.array_equal(d.y.view(np.int64), expected.view(np.int64))
     values = d.X.toarray()[:, 0]

@@ -76,7 +76,7 @@ def read(path, chunk, **kw):
     saved = data.CHUNK
     data.CHUNK = chunk
     try:
-        return data.read_svmlight(path, **kw)
+        return data.read_svmlight(path, **{"dtype": np.float64, **kw})  # the exact values, unless a test asks
     finally:
         data.CHUNK = saved
 
@@ -295,7 +295,7 @@ def test_fallback_buffer_refills(workdir, fast_prefix):
         rows.append(dict(y=target, qid=qid, feats=list(enumerate(vals, 1)), docid=f"d{r}", line=r + 1))
     path = put(workdir, "".join(out).encode(), "full.dat")
     for layout in ("sparse", "dense"):
-        check_dataset(data.read_svmlight(path, layout=layout), rows)
+        check_dataset(data.read_svmlight(path, layout=layout, dtype=np.float64), rows)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -602,7 +602,7 @@ def test_the_quick_path_accepts_only_what_the_full_reader_reads_alike(workdir, r
     rows, labels = quick._parse(raw), quick.read_labels(path)
     if rows is None and labels is None:
         return
-    d = data.read_svmlight(path)  # an InputError here is a disagreement
+    d = data.read_svmlight(path, dtype=np.float64)  # an InputError here is a disagreement
     if rows is not None:
         assert rows_of(d) == [[(i, v) for i, v in row if v != 0] for row in rows]
     if labels is not None:  # eval's reader of labels, qids and docids
@@ -845,7 +845,7 @@ def test_mutated_models_give_a_model_or_input_error(workdir, raw):
 def read_bytes(tmp_path, raw, **kw):
     path = tmp_path / "f.dat"
     path.write_bytes(raw)
-    return str(path), data.read_svmlight(str(path), **kw)
+    return str(path), data.read_svmlight(str(path), **{"dtype": np.float64, **kw})
 
 
 def expect_input_error(tmp_path, raw, line=None, **kw):

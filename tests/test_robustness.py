@@ -87,8 +87,9 @@ def test_an_ambiguous_numeric_loss_code_warns():
 def test_overflowing_feature_values_exit_3_at_once(tmp_path):
     data = tmp_path / "big.dat"
     data.write_text("+1 1:1e200 2:1\n-1 2:1\n+1 1:1\n-1 3:1\n")
+    one_line_error(invoke("learn", "-v", "0", data, tmp_path / "m"), 1, f"{data}:1:", "learn --float64")
     start = time.perf_counter()
-    result = invoke("learn", "-v", "0", data, tmp_path / "m")
+    result = invoke("learn", "--float64", "-v", "0", data, tmp_path / "m")
     one_line_error(result, 3, "too large")
     assert time.perf_counter() - start < 20
     assert files_in(tmp_path) == ["big.dat"]

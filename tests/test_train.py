@@ -1,4 +1,6 @@
 """The cutting-plane trainer's working set."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -274,3 +276,20 @@ def test_fit_refuses_weights_that_are_not_finite_as_learn_does(monkeypatch, tmp_
     result = invoke("learn", "-l", "pairs", "-v", "0", ROOT / "data" / "mq2008-small" / "train.txt", tmp_path / "m")
     assert result.returncode == 3 and str(from_python.value) in result.stderr
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("loss", ["pairs", "map", "ndcg@10", "errorrate", "rocarea"])
+@pytest.mark.parametrize("layout", ["dense", "sparse"])
+def test_single_precision_storage_trains_the_model_of_the_same_values_in_double(loss, layout):
+    """learn stores features as float (svm_light's FVAL) by default; training runs in double precision, so
+    the float32 matrix and the same values as float64 give the same model, bit for bit."""
+    import dataclasses
+
+    import svmstruct
+    from svmstruct import data
+
+    single = data.read_svmlight(str(Path(__file__).resolve().parents[1] / "data" / "mq2008-small" / "train.txt"),
+                                dtype=np.float32, layout=layout)
+    double = dataclasses.replace(single, X=single.X.astype(np.float64))
+    a, b = svmstruct.fit(single, loss=loss, C=10), svmstruct.fit(double, loss=loss, C=10)
+    assert a.result.primal == b.result.primal and np.array_equal(a.w, b.w) and a.threshold == b.threshold
