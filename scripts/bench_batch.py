@@ -45,7 +45,7 @@ out/%.eval: out/%.pred
 
 anchor/%.model:
 \t@mkdir -p $(@D)
-\t$(ANCHOR_BIN)/svm_rank_learn -c $(word 2,$(subst -, ,$(*F))) -e 0.001 data/$(*D)/train.txt $@ > /dev/null
+\t$(ANCHOR_BIN)/svm_rank_learn -c $(word 2,$(subst -, ,$(*F))) -e 0.001 data/$(*D)/train-by-qid.txt $@ > /dev/null
 anchor/%.pred: anchor/%.model
 \t$(ANCHOR_BIN)/svm_rank_classify data/$(*D)/test.txt $< $@ > /dev/null
 anchor/%.eval: anchor/%.pred
@@ -65,6 +65,10 @@ def folds(shared: Path, out: Path) -> None:
             target = folder / f"{part}.txt"
             if not target.exists():
                 target.write_bytes(b"".join(Path(f).read_bytes() for f in files))
+        by_qid = folder / "train-by-qid.txt"  # svm_rank wants increasing qids (a fold's train part is S_k..S_k+2)
+        if not by_qid.exists():
+            lines = (folder / "train.txt").read_bytes().splitlines(keepends=True)
+            by_qid.write_bytes(b"".join(sorted(lines, key=lambda line: int(line.split()[1][4:]))))
 
 
 def timed_make(out: Path, target: str, jobs: int, svm: str, env_extra: dict | None = None) -> float:
