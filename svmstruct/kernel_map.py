@@ -84,7 +84,7 @@ class KernelMap:
     factor: np.ndarray  # L (m x m, lower triangular)
     dropped: int = 0  # basis vectors whose pivot vanished
     seconds: float = 0.0  # spent choosing the basis, factoring and mapping (for the log)
-    similarity: float = 1.0  # median k(b_i, b_j) / k(b_i, b_i) over pairs of distinct kept vectors (advice())
+    similarity: float = 1.0  # median k(b_i, b_j) / sqrt(k(b_i, b_i) k(b_j, b_j)) over distinct kept pairs (advice())
 
     @classmethod
     def over(cls, kernel: Kernel, basis: Basis) -> KernelMap:
