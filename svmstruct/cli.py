@@ -239,6 +239,8 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
              + (f"; continue with --checkpoint {checkpoint_file} --resume" if checkpoint_file else ""))
     if not result.learned:
         warn(train.not_learned(result))
+    if not single_precision:  # classify reads the test data as training read its data
+        trained.header["precision"] = "float64"
     trained.save(model_file, model_format)
     if saving is not None and result.converged and (saving.written or settings.resume is not None):
         io.remove_regular(checkpoint_file)  # this run's or the resumed one's (none if it converged at once)
@@ -399,6 +401,8 @@ def _select(models, validation, measure: str, opts: dict, log):
 
 def classify_command(output_format, tag, verbosity, test_file, model_file, output):
     """Score TEST_FILE with MODEL_FILE (ours or svm_light/svm_perf/svm_rank's); write to OUTPUT (default stdout)."""
+    import numpy as np
+
     from svmstruct import data, io, losses, model, trec
 
     if test_file == io.STDIO and model_file == io.STDIO:
@@ -411,7 +415,8 @@ def classify_command(output_format, tag, verbosity, test_file, model_file, outpu
     fmt = output_format or formats[0]
     if fmt not in formats:
         raise UsageError(f"--format {fmt} does not apply to a {trained.loss} model (it writes {', '.join(formats)})")
-    dataset = data.read_svmlight(test_file)
+    dataset = data.read_svmlight(test_file, dtype=np.float64 if trained.header.get("precision") == "float64"
+                                 else np.float32)  # as learn stored the training data (single: the default)
     if loss is not None and loss.predict is not None:
         text = loss.predict(trained, dataset, fmt, tag)
     else:

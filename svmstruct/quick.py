@@ -41,7 +41,8 @@ def classify(test_path: str, model_path: str) -> str | None:
         trained = models.load_model(model_path)
     except SvmStructError:
         return None
-    if not trained.scores or trained.columns is not None or trained.normalize != "none" or trained.kernel is not None:
+    if (not trained.scores or trained.columns is not None or trained.normalize != "none" or trained.kernel is not None
+            or trained.header.get("precision") == "float64"):
         return None
     w = trained.w.tolist()
     # features in single precision, as the full path reads them (and the originals' classify programs)

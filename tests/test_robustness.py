@@ -95,6 +95,23 @@ def test_overflowing_feature_values_exit_3_at_once(tmp_path):
     assert files_in(tmp_path) == ["big.dat"]
 
 
+def test_a_model_trained_in_double_precision_classifies_in_double_precision(tmp_path):
+    """learn --float64 records `precision float64`; classify then reads the test file in double (values beyond
+    single precision's range score), the default model in single precision, as learn read its data."""
+    data = tmp_path / "d.dat"
+    data.write_text("1 qid:1 1:1e39 2:1\n0 qid:1 1:2e39 2:3\n1 qid:2 1:0.5 2:0.5\n0 qid:2 1:1 2:2\n")
+    double, single = tmp_path / "double.model", tmp_path / "single.model"
+    assert invoke("learn", "--float64", "-l", "pairs", "-v", "0", data, double).returncode == 0
+    assert "precision float64" in double.read_text()
+    scores = invoke("classify", data, double)
+    assert scores.returncode == 0 and len(scores.stdout.split()) == 4
+    small = tmp_path / "small.dat"
+    small.write_text("1 qid:1 1:1 2:1\n0 qid:1 1:2 2:3\n")
+    assert invoke("learn", "-l", "pairs", "-v", "0", small, single).returncode == 0
+    assert "precision" not in single.read_text()
+    one_line_error(invoke("classify", data, single), 1, f"{data}:1:", "single precision")
+
+
 def test_float32_overflow_names_the_line(tmp_path):
     data = tmp_path / "d.dat"
     data.write_text("+1 1:1\n-1 1:2e38 2:1\n+1 2:1e39\n")
