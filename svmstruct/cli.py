@@ -240,7 +240,7 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     if not result.learned:
         warn(train.not_learned(result))
     if not single_precision:  # classify reads the test data as training read its data
-        trained.header["precision"] = "float64"
+        trained.trained_in_double_precision()
     trained.save(model_file, model_format)
     if saving is not None and result.converged and (saving.written or settings.resume is not None):
         io.remove_regular(checkpoint_file)  # this run's or the resumed one's (none if it converged at once)
@@ -415,8 +415,7 @@ def classify_command(output_format, tag, verbosity, test_file, model_file, outpu
     fmt = output_format or formats[0]
     if fmt not in formats:
         raise UsageError(f"--format {fmt} does not apply to a {trained.loss} model (it writes {', '.join(formats)})")
-    dataset = data.read_svmlight(test_file, dtype=np.float64 if trained.header.get("precision") == "float64"
-                                 else np.float32)  # as learn stored the training data (single: the default)
+    dataset = data.read_svmlight(test_file, dtype=np.dtype(trained.precision))  # as learn stored its data
     if loss is not None and loss.predict is not None:
         text = loss.predict(trained, dataset, fmt, tag)
     else:

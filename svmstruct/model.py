@@ -75,6 +75,16 @@ class Model:
         """svm_light's highest feature index (the bias feature counted where svm_perf counts it)."""
         return int(self.header.get("highest_index", self.n_features))
 
+    @property
+    def precision(self) -> str:
+        """How learn stored the training features, and so how classify reads test features: float32 (the
+        default, as svm_light) or float64 (learn --float64, header `precision float64`)."""
+        return str(self.header.get("precision", "float32"))
+
+    def trained_in_double_precision(self) -> None:
+        """Record that learn stored the features in double precision (--float64)."""
+        self.header["precision"] = "float64"
+
     def select(self, measure: str, value: float, grid: list) -> None:
         """Record that this model won a C grid (learn --validate): the measure, its value, the grid."""
         self.header.update(selected_by=measure, validation_value=float(value), grid=",".join(f"{C:g}" for C in grid))

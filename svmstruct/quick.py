@@ -42,7 +42,7 @@ def classify(test_path: str, model_path: str) -> str | None:
     except SvmStructError:
         return None
     if (not trained.scores or trained.columns is not None or trained.normalize != "none" or trained.kernel is not None
-            or trained.header.get("precision") == "float64"):
+            or trained.precision != "float32"):
         return None
     w = trained.w.tolist()
     # features in single precision, as the full path reads them (and the originals' classify programs)
