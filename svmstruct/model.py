@@ -152,12 +152,25 @@ def _text(value: str) -> str:
     return value
 
 
+# header keys the format gives a meaning of its own (the `kernel.*` and `option.*` prefixes too)
+RESERVED_KEYS = ("loss", "n_features", "threshold", "weights", "basis", "kernel")
+
+
+def _check_key(key, where: str) -> str:
+    """A header or option key as one token a reader gets back as itself (a programming error otherwise)."""
+    text = str(key)
+    if not text or not text.isprintable() or " " in text or (where == "header" and (
+            text in RESERVED_KEYS or text.startswith(("kernel.", "option.")))):
+        raise ValueError(f"model {where} key {text!r} cannot be written (a reserved or not a one-word key)")
+    return text
+
+
 def format_model(model: Model) -> str:
     lines = [f"{MAGIC} {VERSION}", f"loss {_number(model.loss)}"]
     for key, value in model.options.items():
-        lines.append(f"option.{key} {_number(value)}")
+        lines.append(f"option.{_check_key(key, 'option')} {_number(value)}")
     for key, value in model.header.items():
-        lines.append(f"{key} {_number(value)}")
+        lines.append(f"{_check_key(key, 'header')} {_number(value)}")
     if model.kernel is not None:
         lines.extend(_kernel_lines(model.kernel))
     lines.append(f"n_features {model.n_features}")

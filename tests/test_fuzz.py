@@ -670,12 +670,10 @@ def test_the_prediction_reader_takes_one_finite_number_a_line(workdir, raw):
 # --------------------------------------------------------------------------------------------------
 # model files
 
-# splitlines() ends a line at any of these (header values with them are written JSON-quoted)
-LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 VALUE_TEXT = st.text(min_size=1, max_size=12)
-KEY = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters=LINE_BREAKS + " "),
-              min_size=1, max_size=10).filter(
-    lambda k: k not in ("loss", "n_features", "threshold", "weights") and not k.startswith("option."))
+KEY = st.text(min_size=1, max_size=10).filter(
+    lambda k: k.isprintable() and " " not in k and k not in model.RESERVED_KEYS
+    and not k.startswith(("option.", "kernel.")))
 HEADER_VALUE = st.one_of(VALUE_TEXT, st.floats(allow_nan=False, allow_infinity=False), st.integers(-10**20, 10**20),
                          st.booleans())
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
@@ -689,6 +687,41 @@ def svmstruct_model(draw):
                        options=draw(st.dictionaries(KEY, HEADER_VALUE, max_size=4)),
                        header=draw(st.dictionaries(KEY, HEADER_VALUE, max_size=6)))
 
+
+
+@st.composite
+def svmstruct_kernel_model(draw):
+    """A kernel model (learn -t): `kernel*` lines and `basis` lines of sparse vectors over increasing indices."""
+    from svmstruct import kernels
+
+    n_features = draw(st.integers(1, 40))
+    rows = draw(st.lists(st.dictionaries(st.integers(0, n_features - 1), FINITE, max_size=5), min_size=1, max_size=5))
+    indptr = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
+    indices = np.array([j for r in rows for j in sorted(r)], dtype=np.int32)
+    values = np.array([r[j] for r in rows for j in sorted(r)], dtype=np.float64)
+    kind = draw(st.sampled_from(sorted(kernels.NAMES)))
+    kernel = kernels.Kernel(kind, draw(st.integers(1, 5)), *(draw(FINITE) for _ in range(3)))
+    coef = np.array(draw(st.lists(WEIGHT, min_size=len(rows), max_size=len(rows))), dtype=float)
+    m = model.Model(w=np.zeros(0), threshold=draw(FINITE), loss=draw(VALUE_TEXT),
+                    header=draw(st.dictionaries(KEY, HEADER_VALUE, max_size=3)))
+    m.set_kernel(kernels.KernelExpansion(kernel, kernels.Basis(indptr, indices, values), coef))
+    m.w = np.zeros(max(n_features, int(indices.max(initial=-1)) + 1))
+    return m
+
+
+@settings(max_examples=examples(100), **FAST)
+@given(m=svmstruct_kernel_model())
+def test_svmstruct_kernel_model_round_trip(workdir, m):
+    path = workdir / "k.model"
+    model.save_model(m, str(path))
+    back = model.load_model(str(path))
+    assert back.kernel.kernel == m.kernel.kernel and bits(back.threshold) == bits(float(m.threshold))
+    for name in ("indptr", "indices"):
+        assert np.array_equal(getattr(back.kernel.basis, name), getattr(m.kernel.basis, name))
+    assert [bits(v) for v in back.kernel.basis.values] == [bits(v) for v in m.kernel.basis.values]
+    assert [bits(v) for v in back.kernel.coef] == [bits(v) for v in m.kernel.coef]
+    model.save_model(back, str(workdir / "again.model"))
+    assert (workdir / "again.model").read_bytes() == path.read_bytes()
 
 
 @settings(max_examples=examples(150), **FAST)
@@ -705,6 +738,13 @@ def test_svmstruct_model_round_trip(workdir, m):
     assert back.header == {k: repr(v) if isinstance(v, float) else str(v) for k, v in m.header.items()}
     model.save_model(back, str(workdir / "again.model"))
     assert (workdir / "again.model").read_bytes() == path.read_bytes()
+
+
+@pytest.mark.parametrize("key", [*model.RESERVED_KEYS, "kernel.gamma", "option.k", "two words", "a\nb", ""])
+def test_a_header_key_the_reader_would_not_get_back_is_refused_when_writing(workdir, key):
+    with pytest.raises(ValueError, match="cannot be written"):
+        model.save_model(model.Model(w=np.ones(2), header={key: "1"}), str(workdir / "m.model"))
+    assert not (workdir / "m.model").exists()
 
 
 SV_VALUE = st.one_of(st.floats(-1e15, 1e15, allow_nan=False), st.sampled_from(["0", "-0", "1e-3", ".5", "+2", "1E+2"]))
@@ -763,8 +803,9 @@ SV_NASTY = st.sampled_from([b"1e39", b"3.5e38", b"-1e39", b"1e308", b"nan", b"in
 
 @st.composite
 def mutated_model(draw):
-    if draw(st.booleans()):
-        text = model.format_model(draw(svmstruct_model())).encode()
+    seed = draw(st.sampled_from(["svmstruct", "kernel", "svmlight"]))
+    if seed != "svmlight":
+        text = model.format_model(draw(svmstruct_model() if seed == "svmstruct" else svmstruct_kernel_model())).encode()
     else:
         text = draw(svmlight_model())[0]
     b = bytearray(text)
