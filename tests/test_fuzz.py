@@ -741,10 +741,10 @@ def test_svmstruct_model_round_trip(workdir, m):
 
 
 @pytest.mark.parametrize("key", [*model.RESERVED_KEYS, "kernel.gamma", "option.k", "two words", "a\nb", ""])
-def test_a_header_key_the_reader_would_not_get_back_is_refused_when_writing(workdir, key):
+def test_a_header_key_the_reader_would_not_get_back_is_refused_when_writing(tmp_path, key):
     with pytest.raises(ValueError, match="cannot be written"):
-        model.save_model(model.Model(w=np.ones(2), header={key: "1"}), str(workdir / "m.model"))
-    assert not (workdir / "m.model").exists()
+        model.save_model(model.Model(w=np.ones(2), header={key: "1"}), str(tmp_path / "m.model"))
+    assert not (tmp_path / "m.model").exists()
 
 
 SV_VALUE = st.one_of(st.floats(-1e15, 1e15, allow_nan=False), st.sampled_from(["0", "-0", "1e-3", ".5", "+2", "1E+2"]))
