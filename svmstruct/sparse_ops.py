@@ -1,144 +1,84 @@
-"""Products with the design matrix in numba, without copying X (float32 or float64, float64 results).
+"""Products with the design matrix, X @ w and X' c, without copying X (float32 or float64, float64 results).
 
 X is a scipy CSR matrix or a dense ndarray (data.read_svmlight(layout="dense")). scipy's and numpy's
-products upcast a float32 matrix to float64 first, a transient copy of the whole training set; these
-kernels read X in place.
+products upcast a float32 matrix to float64 first, a transient copy of the whole training set; the numba
+kernels of svmstruct.sparse_kernels read X in place. A small dense X (at most SMALL values) is multiplied
+here in numpy instead, column by column in the kernels' order of additions, so that the results are the
+kernels' to the bit (tests/test_small_inputs.py) and a small training run never loads numba.
 """
 import numpy as np
-from numba import njit, prange
 
 from svmstruct import threads
 
-
-@njit(cache=True, parallel=True)
-def _csr_matvec_parallel(indptr, indices, data, w, out):
-    for r in prange(out.shape[0]):
-        acc = 0.0
-        for p in range(indptr[r], indptr[r + 1]):
-            acc += data[p] * w[indices[p]]
-        out[r] = acc
-
-
-@njit(cache=True)
-def _csr_matvec(indptr, indices, data, w, out):
-    for r in range(out.shape[0]):
-        acc = 0.0
-        for p in range(indptr[r], indptr[r + 1]):
-            acc += data[p] * w[indices[p]]
-        out[r] = acc
-
-
-# Below this many nonzeros threads cost more than they save.
-PARALLEL_NNZ = 4_000_000
-
-
-@njit(cache=True)
-def _csr_rmatvec(indptr, indices, data, coef, out):
-    for r in range(coef.shape[0]):
-        c = coef[r]
-        if c != 0.0:
-            for p in range(indptr[r], indptr[r + 1]):
-                out[indices[p]] += c * data[p]
-
-
-@njit(cache=True, parallel=True)
-def _dense_matvec(X, w, out):
-    """Four interleaved partial sums per row: independent chains the CPU runs in parallel (a fixed
-    summation order, unlike fastmath, so results do not depend on the machine)."""
-    m = X.shape[1]
-    m4 = m - m % 4
-    for r in prange(X.shape[0]):
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        a3 = 0.0
-        for j in range(0, m4, 4):
-            a0 += X[r, j] * w[j]
-            a1 += X[r, j + 1] * w[j + 1]
-            a2 += X[r, j + 2] * w[j + 2]
-            a3 += X[r, j + 3] * w[j + 3]
-        for j in range(m4, m):
-            a0 += X[r, j] * w[j]
-        out[r] = (a0 + a1) + (a2 + a3)
-
-
-@njit(cache=True)
-def _dense_rmatvec(X, coef, out):
-    for r in range(X.shape[0]):
-        c = coef[r]
-        if c != 0.0:
-            for j in range(X.shape[1]):
-                out[j] += c * X[r, j]
-
-
-BLOCKS = 8  # row blocks of the parallel X'c: a fixed count, so the sum's order (and result) never varies
-
-
-@njit(cache=True, parallel=True)
-def _dense_rmatvec_blocks(X, coef, partial):
-    n = X.shape[0]
-    for b in prange(BLOCKS):
-        for r in range(b * n // BLOCKS, (b + 1) * n // BLOCKS):
-            c = coef[r]
-            if c != 0.0:
-                for j in range(X.shape[1]):
-                    partial[b, j] += c * X[r, j]
-
-
-@njit(cache=True, parallel=True)
-def _csr_rmatvec_blocks(indptr, indices, data, coef, partial):
-    n = coef.shape[0]
-    for b in prange(BLOCKS):
-        for r in range(b * n // BLOCKS, (b + 1) * n // BLOCKS):
-            c = coef[r]
-            if c != 0.0:
-                for p in range(indptr[r], indptr[r + 1]):
-                    partial[b, indices[p]] += c * data[p]
+SMALL = 1 << 20  # values of a dense X multiplied in numpy (20,000 LETOR documents: ~1 ms a product)
+PARALLEL_NNZ = 4_000_000  # below this many nonzeros threads cost more than they save
+SUMS = 4  # the dense kernel's interleaved partial sums per row
 
 
 def matvec(X, w: np.ndarray) -> np.ndarray:
     """X @ w for a CSR matrix or a dense array X."""
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    if isinstance(X, np.ndarray) and X.size <= SMALL:
+        return _small_dense_matvec(X, w)
+    from svmstruct import sparse_kernels as kernels
+
     out = np.empty(X.shape[0])
     if isinstance(X, np.ndarray):
         with threads.for_work(threads.madds(X.size)):
-            _dense_matvec(X, np.ascontiguousarray(w, dtype=np.float64), out)
+            kernels._dense_matvec(X, w, out)
         return out
     if X.nnz >= PARALLEL_NNZ:
         with threads.for_work(threads.madds(X.nnz)):
-            _csr_matvec_parallel(X.indptr, X.indices, X.data, np.ascontiguousarray(w, dtype=np.float64), out)
+            kernels._csr_matvec_parallel(X.indptr, X.indices, X.data, w, out)
     else:
-        _csr_matvec(X.indptr, X.indices, X.data, np.ascontiguousarray(w, dtype=np.float64), out)
+        kernels._csr_matvec(X.indptr, X.indices, X.data, w, out)
     return out
 
 
 def rmatvec(X, coef: np.ndarray) -> np.ndarray:
     """X.T @ coef for a CSR matrix or a dense array X (rows with a zero coefficient are skipped)."""
     coef = np.ascontiguousarray(coef, dtype=np.float64)
+    if isinstance(X, np.ndarray) and X.size <= SMALL:
+        return _small_dense_rmatvec(X, coef)
+    from svmstruct import sparse_kernels as kernels
+
     if _nnz(X) >= PARALLEL_NNZ:
-        partial = np.zeros((BLOCKS, X.shape[1]))
+        partial = np.zeros((kernels.BLOCKS, X.shape[1]))
         with threads.for_work(threads.madds(_nnz(X))):
             if isinstance(X, np.ndarray):
-                _dense_rmatvec_blocks(X, coef, partial)
+                kernels._dense_rmatvec_blocks(X, coef, partial)
             else:
-                _csr_rmatvec_blocks(X.indptr, X.indices, X.data, coef, partial)
+                kernels._csr_rmatvec_blocks(X.indptr, X.indices, X.data, coef, partial)
         return partial.sum(axis=0)
     out = np.zeros(X.shape[1])
     if isinstance(X, np.ndarray):
-        _dense_rmatvec(X, coef, out)
+        kernels._dense_rmatvec(X, coef, out)
         return out
-    _csr_rmatvec(X.indptr, X.indices, X.data, np.ascontiguousarray(coef, dtype=np.float64), out)
+    kernels._csr_rmatvec(X.indptr, X.indices, X.data, coef, out)
     return out
+
+
+def _small_dense_matvec(X: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """sparse_kernels._dense_matvec in numpy: per row SUMS partial sums over the columns j = r (mod SUMS),
+    each added left to right from 0.0, combined as (a0 + a1) + (a2 + a3) (float32 values widened first)."""
+    n, m = X.shape
+    whole = m - m % SUMS
+    partial = np.zeros((SUMS, n))
+    for j in range(m):
+        partial[j % SUMS if j < whole else 0] += X[:, j] * w[j]  # float32 * float64 scalar: float64 (NEP 50)
+    return (partial[0] + partial[1]) + (partial[2] + partial[3])
+
+
+def _small_dense_rmatvec(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """sparse_kernels._dense_rmatvec in numpy: the sum over the rows of coef_r x_r in row order (cumsum adds
+    left to right), rows with a zero coefficient skipped; + 0.0 turns the -0.0 of an all-(-0.0) column into
+    the kernel's 0.0 (which starts from 0.0)."""
+    rows = np.flatnonzero(coef)
+    if len(rows) == 0:
+        return np.zeros(X.shape[1])
+    products = coef[rows, None] * X[rows]
+    return np.cumsum(products, axis=0)[-1] + 0.0
 
 
 def _nnz(X) -> int:
     return X.size if isinstance(X, np.ndarray) else X.nnz
-
-
-@njit(cache=True)
-def sequential_sum(values):
-    """sum(values) left to right. Inside a parallel=True kernel `values.sum()` becomes a parallel
-    reduction whose rounding depends on the number of threads; called from there, this does not."""
-    total = 0.0
-    for v in values:
-        total += v
-    return total

@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit, prange
 
-from svmstruct.sparse_ops import sequential_sum
+from svmstruct.sparse_kernels import sequential_sum
 
 
 @njit(cache=True)

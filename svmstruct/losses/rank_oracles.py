@@ -9,7 +9,7 @@ costs O(n log n) per query (svm_rank's own oracle is quadratic).
 import numpy as np
 from numba import njit, prange
 
-from svmstruct.sparse_ops import sequential_sum
+from svmstruct.sparse_kernels import sequential_sum
 
 
 @njit(cache=True)
