@@ -7,20 +7,22 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from svmstruct import kernel_map, losses, model, train
+from svmstruct import losses, model, train
 from svmstruct import normalize as normalization
 from svmstruct.data import Dataset, largest_magnitude
 from svmstruct.errors import InputError, NumericalError
 from svmstruct.evaluator import LocalEvaluator
-from svmstruct.kernels import Rows
 from svmstruct.loop_state import LoopState
 from svmstruct.losses.base import Loss
 from svmstruct.options import UsageError
 from svmstruct.problem import TrainingSummary
+
+if TYPE_CHECKING:
+    from svmstruct import kernel_map
 
 
 def resolve_loss(name: str, options: dict | None = None,
@@ -99,6 +101,9 @@ class LocalSource:
             scale = normalization.global_scale(data)
             data = normalization.scaled(data, scale)
         if self.kernel is not None:
+            from svmstruct import kernel_map
+            from svmstruct.kernels import Rows
+
             self.kernel.check_for(loss, normalize)
             rows = Rows.of(data)
             mapping = kernel_map.KernelMap.over(self.kernel.kernel, kernel_map.select(

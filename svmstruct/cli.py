@@ -286,13 +286,13 @@ KERNEL_OPTIONS = "dgsrktf"  # -d -g -s -r --k --t --f: only with a kernel (-t 1|
 
 def _kernel_spec(loss, normalize: str, kind, given: dict):
     """The kernel_map.Spec of -t/-d/-g/-s/-r/--k/--t/--f (None for the linear kernel), checked."""
-    from svmstruct import kernel_map, kernels
-
     if not kind:
         stray = [("-" if name in "dgsr" else "--") + name for name in KERNEL_OPTIONS if given[name] is not None]
         if stray:
             raise UsageError(f"{stray[0]} applies to a kernel: give -t 1 (polynomial), 2 (RBF) or 3 (sigmoid)")
         return None
+    from svmstruct import kernel_map, kernels
+
     if normalize != "none":
         raise UsageError("--normalize applies to linear models only: with -t, scale the features before training")
     if not loss.plain_features:
@@ -307,10 +307,10 @@ def _kernel_spec(loss, normalize: str, kind, given: dict):
 
 def _describe_map(mapping) -> str:
     """'; rbf kernel over 500 basis vectors' for the log of learn -t ('' without a kernel)."""
-    from svmstruct import kernels
-
     if mapping is None:
         return ""
+    from svmstruct import kernels
+
     dropped = f" ({mapping.dropped} dependent ones dropped)" if mapping.dropped else ""
     return (f"; {kernels.NAMES[mapping.kernel.kind]} kernel over {mapping.size} basis vectors{dropped}, mapped in "
             f"{mapping.seconds:.2f} s")

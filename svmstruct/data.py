@@ -14,10 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from svmstruct import io
-from svmstruct import svmlight_parser as parser
 from svmstruct import threads as policy
 from svmstruct.documents import Dataset, Docids, check_unique_docids, docid_from_comment, group_queries  # noqa: F401
 from svmstruct.errors import InputError
@@ -87,6 +85,12 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
     is the one reported). features=False (eval, qrels) checks every line alike but keeps no feature: X has
     no column, and memory is that of the targets, qids and docids (and one chunk's values at a time).
     """
+    if features and layout != "sparse":  # a small file stored dense: read without numba (the same Dataset)
+        from svmstruct import quick
+
+        small = quick.read_dataset(path, n_features, dtype, layout)
+        if small is not None:
+            return small
     name = "<stdin>" if path == "-" else path
     threads = policy.count()
     with io.open_binary(path) as f, ThreadPoolExecutor(threads) as pool:
@@ -147,6 +151,8 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
     elif not dense:
         if highest > COMPACT_ABOVE:  # whatever n_features asks: the model maps features by index
             columns, indices = _compact(indices, highest)
+        import scipy.sparse as sp
+
         X = sp.csr_matrix((values, indices, indptr), shape=(rows, width if columns is None else len(columns)))
         if layout == "dense":
             _check_dense_size(rows, X.shape[1], itemsize, name)
@@ -186,18 +192,22 @@ def _check_single_precision(values: np.ndarray, dense: bool, indptr: np.ndarray,
                      name, int(lines[row]))
 
 
-_MESSAGES = {
-    parser.BAD_TARGET: "bad target '{tok}'",
-    parser.MALFORMED: "malformed token '{tok}' (expected index:value)",
-    parser.BAD_INDEX: "bad feature index '{tok}'",
-    parser.INDEX_TOO_SMALL: "feature index must be >= 1: '{tok}'",
-    parser.NOT_INCREASING: "feature indices must increase: '{tok}' after index {last}",
-    parser.BAD_QID: "bad qid '{tok}'",
-    parser.QID_MISPLACED: "qid must come once, before the features: '{tok}'",
-    parser.BAD_OPTION: "bad sid/cost token '{tok}' (sid:<integer>, cost:<number>)",
-    parser.OPTION_MISPLACED: "sid/cost must come before the features: '{tok}'",
-    parser.INDEX_TOO_LARGE: f"feature index '{{tok}}' is above the largest supported, {parser.MAX_INDEX}",
-}
+def _message(code: int) -> str:
+    """The text of a parsing kernel's error code ({tok}: the token, {last}: the index before it)."""
+    from svmstruct import svmlight_parser as parser
+
+    return {
+        parser.BAD_TARGET: "bad target '{tok}'",
+        parser.MALFORMED: "malformed token '{tok}' (expected index:value)",
+        parser.BAD_INDEX: "bad feature index '{tok}'",
+        parser.INDEX_TOO_SMALL: "feature index must be >= 1: '{tok}'",
+        parser.NOT_INCREASING: "feature indices must increase: '{tok}' after index {last}",
+        parser.BAD_QID: "bad qid '{tok}'",
+        parser.QID_MISPLACED: "qid must come once, before the features: '{tok}'",
+        parser.BAD_OPTION: "bad sid/cost token '{tok}' (sid:<integer>, cost:<number>)",
+        parser.OPTION_MISPLACED: "sid/cost must come before the features: '{tok}'",
+        parser.INDEX_TOO_LARGE: f"feature index '{{tok}}' is above the largest supported, {parser.MAX_INDEX}",
+    }[code]
 
 
 @dataclass
@@ -233,6 +243,8 @@ def _in_order(pool, threads: int, work, items):
 
 
 def _count(buf: bytes):
+    from svmstruct import svmlight_parser as parser
+
     return parser.count_lines(np.frombuffer(buf, dtype=np.uint8), len(buf))
 
 
@@ -240,6 +252,8 @@ def _parse_kernel(buf: bytes, start: tuple, out: _Arrays, name: str) -> list:
     """Run the parsing kernel over one chunk of whole lines from its offsets (on a worker thread: the
     kernel releases the GIL). Returns the kernel's calls: (fallback slots, starts, ends, code, error
     token span, previous index, the row reached); FULL asks for another call with more room."""
+    from svmstruct import svmlight_parser as parser
+
     size, line, row, nz, chunk_nnz = start
     if len(buf) != size:
         raise InputError("the file changed while it was read", name)
@@ -267,6 +281,8 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
                   docids: "Docids") -> int:
     """In file order: convert the tokens off the kernel's fast path, report the chunk's first problem
     (its line found from its byte position), add the docids. Returns the rows parsed so far."""
+    from svmstruct import svmlight_parser as parser
+
     arr = np.frombuffer(buf, dtype=np.uint8)
     flat = out.X.reshape(-1) if out.dense else out.values
     newlines = None
@@ -289,7 +305,7 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
                     flat[slot] = value
         if code not in (parser.OK, parser.FULL):
             token = bytes(buf[t0:t1]).decode("utf-8", "replace")
-            problems.append((int(t0), _MESSAGES[code].format(tok=token, last=last)))
+            problems.append((int(t0), _message(code).format(tok=token, last=last)))
         if problems:
             position, message = min(problems)
             if newlines is None:
@@ -317,6 +333,8 @@ def from_arrays(X, y, qid=None, name: str = "<arrays>") -> tuple[Dataset, np.nda
     appearance). Returns the dataset and `order`, with dataset row r = input row order[r].
     Raises InputError for non-finite values or mismatched lengths.
     """
+    import scipy.sparse as sp
+
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
         values = X.data
@@ -357,6 +375,8 @@ def align(dataset: Dataset, width: int, columns: np.ndarray | None = None) -> Da
     """The dataset over `width` columns, zero in the new ones. With `columns` (sorted feature indices - 1
     of a wider set, e.g. the union over several files), column j of the result is feature columns[j] + 1
     and the dataset's own features must be among them; without, column j stays feature j + 1."""
+    import scipy.sparse as sp
+
     if columns is None and dataset.columns is None:
         if isinstance(dataset.X, np.ndarray):
             return dataclasses.replace(dataset, X=np.pad(dataset.X, ((0, 0), (0, width - dataset.n_features))))
@@ -412,6 +432,8 @@ def _qid_error(out: _Arrays, rows: int, name: str) -> InputError | None:
 def concatenate(datasets: list, name: str | None = None) -> Dataset:
     """The datasets one after the other (as if their files were concatenated); qids must stay contiguous, and
     either every file has qids or none has (InputError naming one of each)."""
+    import scipy.sparse as sp
+
     with_qid = [d for d in datasets if d.has_qid]
     if with_qid and len(with_qid) < len(datasets):
         without = next(d for d in datasets if not d.has_qid)

@@ -14,9 +14,8 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import scipy.sparse as sp
 
-from svmstruct.data import Dataset
+from svmstruct.documents import Dataset
 
 METHODS = ("none", "query", "global")
 
@@ -27,6 +26,8 @@ def query_level(data: Dataset) -> Dataset:
     if isinstance(X, np.ndarray):
         blocks = [_min_max(X[lo:hi].astype(np.float64)) for lo, hi in zip(data.qptr[:-1], data.qptr[1:])]
         return dataclasses.replace(data, X=np.vstack(blocks).astype(X.dtype))
+    import scipy.sparse as sp
+
     parts = []
     for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):
         block = X[lo:hi].tocsc()
@@ -51,7 +52,7 @@ def global_scale(data: Dataset) -> np.ndarray:
     is below the normal range of doubles (1 / that would overflow: such a column is left as it is)."""
     X = data.X
     largest = np.abs(X).max(axis=0)
-    largest = np.asarray(largest.toarray() if sp.issparse(largest) else largest, dtype=np.float64).ravel()
+    largest = np.asarray(largest.toarray() if hasattr(largest, "toarray") else largest, dtype=np.float64).ravel()
     return np.where(largest >= np.finfo(np.float64).tiny, largest, 1.0)
 
 
@@ -61,6 +62,8 @@ def scaled(data: Dataset, scale: np.ndarray) -> Dataset:
     if isinstance(X, np.ndarray):
         out = (X / scale).astype(X.dtype)
     else:
+        import scipy.sparse as sp
+
         out = sp.csr_matrix(X @ sp.diags(1.0 / scale)).astype(X.dtype)
         out.sort_indices()
     return dataclasses.replace(data, X=out)

@@ -11,12 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import osqp
-import scipy.sparse as sp
 
 from svmstruct.errors import NumericalError
 
-OSQP_SIGINT = osqp.SolverStatus.OSQP_SIGINT  # the status of a solve stopped by SIGINT (OSQP handles it itself)
 # ADMM to moderate accuracy, then an exact solve on the active set it identifies (polish_active_set):
 # the objective must match the C originals to ~1e-5 relative.
 _SETTINGS = dict(
@@ -64,6 +61,8 @@ def solve_dual(G: np.ndarray, b: np.ndarray, C: float, alpha0=None, y0=None) -> 
             alpha = polished / scale
             y = y0 if y0 is not None else np.zeros(m + 1)
             return DualSolution(alpha, dual_objective(G, b, alpha), np.asarray(y, dtype=float), "warm active set")
+    import osqp  # loaded when the warm-started active-set method does not finish (rare; never on small runs)
+
     P, A = _upper_triangle(Gs), _simplex_constraints(m)
     lower = np.concatenate([np.zeros(m), [-np.inf]])
     upper = np.concatenate([np.full(m, np.inf), [Cs]])
@@ -75,7 +74,7 @@ def solve_dual(G: np.ndarray, b: np.ndarray, C: float, alpha0=None, y0=None) -> 
         if tolerance is not None:
             solver.update_settings(eps_abs=tolerance, eps_rel=tolerance)
         result = solver.solve(raise_error=False)
-        if result.info.status_val == OSQP_SIGINT:  # OSQP catches Ctrl-C while it solves: pass it on
+        if result.info.status_val == osqp.SolverStatus.OSQP_SIGINT:  # OSQP catches Ctrl-C while solving: pass it on
             raise KeyboardInterrupt
         gamma = np.asarray(result.x, dtype=float)
         if not np.all(np.isfinite(gamma)):
@@ -94,8 +93,10 @@ def solve_dual(G: np.ndarray, b: np.ndarray, C: float, alpha0=None, y0=None) -> 
     return DualSolution(alpha, value, np.asarray(result.y, dtype=float), status)
 
 
-def _upper_triangle(G: np.ndarray) -> sp.csc_matrix:
+def _upper_triangle(G: np.ndarray):
     """The upper triangle of the dense Gram matrix as CSC (OSQP's P), built without scipy's converters."""
+    import scipy.sparse as sp
+
     m = len(G)
     rows, cols = np.triu_indices(m)
     order = np.lexsort((rows, cols))
@@ -104,8 +105,10 @@ def _upper_triangle(G: np.ndarray) -> sp.csc_matrix:
     return sp.csc_matrix((G[rows, cols], rows, indptr), shape=(m, m))
 
 
-def _simplex_constraints(m: int) -> sp.csc_matrix:
+def _simplex_constraints(m: int):
     """[I; 1'] as CSC: column k holds row k (alpha_k >= 0) and row m (the sum)."""
+    import scipy.sparse as sp
+
     rows = np.empty(2 * m, dtype=np.int64)
     rows[0::2] = np.arange(m)
     rows[1::2] = m

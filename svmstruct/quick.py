@@ -16,6 +16,7 @@ import re
 
 SMALL = 1 << 21  # bytes: classify scores files up to this size here (MQ2008 S5, 1.8 MB: 0.33 s against 0.81 s)
 LABELS = 1 << 22  # bytes: eval reads files up to this size here (~20 µs a LETOR line)
+TRAINING = 1 << 23  # bytes: learn reads files up to this size here (MQ2008 S1, 1.8 MB: 0.06 s; numba's 0.4 s)
 _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _PAIR = re.compile(rb"([0-9]+):(\S+)\Z")
 _PLAIN = re.compile(rb"[ \t!-~]*\Z")  # printable ASCII, spaces and tabs: no byte the full reader treats otherwise
@@ -137,6 +138,53 @@ def _parse(content: bytes) -> list | None:
     return rows or None  # no data line: the full reader says so
 
 
+def read_dataset(path: str, n_features: int | None, dtype, layout: str):
+    """The Dataset data.read_svmlight gives for a small training file whose every line is plain (the rules
+    of read_labels) and that it would store dense (layout dense, or auto where dense is smaller): the same
+    arrays to the bit (tests/test_small_inputs.py), without numba or scipy. None: the full reader must read
+    it. Values are converted by numpy's text parser (correctly rounded, as float()) and stored in dtype."""
+    import numpy as np
+
+    content = _small_plain_bytes(path, TRAINING)
+    rows = None if content is None or layout == "sparse" else _scan_labels(content, keep_features=True)
+    if rows is None:
+        return None
+    labels, qid_values, comments, lines, texts = rows
+    per_row = np.array([text.count(b":") for text in texts], dtype=np.int64)
+    numbers = np.fromstring(b" ".join(texts).replace(b":", b" "), sep=" ")  # index, value, index, value, ...
+    if len(numbers) != 2 * int(per_row.sum()):
+        return None
+    indices, values = numbers[0::2].astype(np.int64), numbers[1::2]
+    highest = int(indices.max(initial=0))
+    width = max(highest, n_features or 0)
+    itemsize = np.dtype(dtype).itemsize
+    if not np.all(np.isfinite(values)) or (itemsize == 4 and np.any(np.abs(values) > FLOAT32_MAX)):
+        return None  # the full reader names the line
+    from svmstruct.data import COMPACT_ABOVE
+
+    if width > COMPACT_ABOVE or (layout == "auto" and len(labels) * width * itemsize > len(values) * (itemsize + 4)):
+        return None  # sparse: a CSR matrix (scipy), or compacted columns
+    X = np.zeros((len(labels), width), dtype=dtype)
+    X[np.repeat(np.arange(len(labels)), per_row), indices - 1] = values.astype(dtype)
+    return _dataset(X, labels, qid_values, comments, lines, path)
+
+
+def _dataset(X, labels: list, qid_values: list, comments: list, lines: list, path: str):
+    """A documents.Dataset of what _scan_labels read, its docids and queries as the full reader's."""
+    import numpy as np
+
+    from svmstruct import documents
+
+    y = np.array(labels, dtype=np.float64)
+    qid = np.array(qid_values, dtype=np.int64)
+    line = np.array(lines, dtype=np.int64)
+    has_qid = bool(qid_values) and qid_values[0] > 0
+    qptr = documents.group_queries(qid, line, path) if has_qid else np.array([0, len(y)], dtype=np.int64)
+    docids = documents.Docids()
+    docids.extend([(documents.docid_from_comment(c) or f"L{n}").encode() for c, n in zip(comments, lines)])
+    return documents.Dataset(X, y, qid, qptr, docids.freeze(), line, path, has_qid)
+
+
 def _finite(token: bytes) -> bool:
     value = float(token)
     return value not in (float("inf"), float("-inf"))
@@ -157,26 +205,20 @@ def read_labels(path: str):
         return None
     import numpy as np
 
-    from svmstruct import documents
 
     labels, qid_values, comments, lines = rows
-    y = np.array(labels, dtype=np.float64)
-    qid = np.array(qid_values, dtype=np.int64)
-    line = np.array(lines, dtype=np.int64)
-    has_qid = bool(qid_values) and qid_values[0] > 0
-    qptr = documents.group_queries(qid, line, path) if has_qid else np.array([0, len(y)], dtype=np.int64)
-    docids = documents.Docids()
-    docids.extend([(documents.docid_from_comment(c) or f"L{n}").encode() for c, n in zip(comments, lines)])
-    return documents.Dataset(np.zeros((len(y), 0)), y, qid, qptr, docids.freeze(), line, path, has_qid)
+    return _dataset(np.zeros((len(labels), 0)), labels, qid_values, comments, lines, path)
 
 
-def _scan_labels(content: bytes):
-    """(labels, qids (0 without), comments, line numbers) of every data line, or None at the first line that
-    is not plain (classify's _parse's rules, the feature values checked for syntax and range only)."""
+def _scan_labels(content: bytes, keep_features: bool = False):
+    """(labels, qids (0 without), comments, line numbers[, the features' texts]) of every data line, or None
+    at the first line that is not plain (classify's _parse's rules, the feature values checked for syntax
+    and range only)."""
     labels: list = []
     qids: list = []
     comments: list = []
     lines: list = []
+    texts: list = []
     try:
         for number, target, qid, features, comment in _plain_lines(content):
             if not _FEATURES.match(features) or not _increasing(features):
@@ -185,9 +227,13 @@ def _scan_labels(content: bytes):
             qids.append(qid)
             comments.append(comment)
             lines.append(number)
+            if keep_features:
+                texts.append(features)
     except _NotPlain:
         return None
-    return (labels, qids, comments, lines) if labels else None
+    if not labels:
+        return None
+    return (labels, qids, comments, lines, texts) if keep_features else (labels, qids, comments, lines)
 
 
 def _increasing(features: bytes) -> bool:

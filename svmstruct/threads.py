@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 
 PARALLEL_SECONDS = 1e-3  # one-thread work (s) above which a parallel region pays for its ~60 µs start
 # one-thread cost of a kernel's unit of work, in nanoseconds (scripts/bench_threads.py on this project's
@@ -76,22 +77,23 @@ def count() -> int:
 
 class for_work:
     """`with threads.for_work(seconds):` around a parallel kernel call: count() threads when the call's
-    one-thread work is at least PARALLEL_SECONDS, else one (the caller's)."""
+    one-thread work is at least PARALLEL_SECONDS, else one (the caller's). Nothing to set while numba is
+    not loaded (a small input's numpy twins run instead of the kernels: import the kernel's module first)."""
 
     def __init__(self, seconds: float):
         self.seconds = seconds
+        self.before = None
 
     def __enter__(self):
-        import numba
-
-        self.before = numba.get_num_threads()
-        numba.set_num_threads(count() if self.seconds >= PARALLEL_SECONDS else 1)
+        numba = sys.modules.get("numba")
+        if numba is not None:
+            self.before = numba.get_num_threads()
+            numba.set_num_threads(count() if self.seconds >= PARALLEL_SECONDS else 1)
         return self
 
     def __exit__(self, *exc) -> None:
-        import numba
-
-        numba.set_num_threads(self.before)
+        if self.before is not None:
+            sys.modules["numba"].set_num_threads(self.before)
 
 
 def documents(kind: str, n: int) -> float:

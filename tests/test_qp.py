@@ -97,7 +97,7 @@ def test_ctrl_c_caught_by_osqp_is_passed_on(monkeypatch):
     become a KeyboardInterrupt (else Ctrl-C during training is lost and the run goes on to the end)."""
     from types import SimpleNamespace
 
-    from svmstruct import qp
+    import osqp
 
     class Interrupted:
         def setup(self, *args, **kwargs):
@@ -108,8 +108,9 @@ def test_ctrl_c_caught_by_osqp_is_passed_on(monkeypatch):
 
         def solve(self, raise_error=False):
             return SimpleNamespace(x=np.zeros(2), y=np.zeros(3),
-                                   info=SimpleNamespace(status_val=qp.OSQP_SIGINT, status="interrupted"))
+                                   info=SimpleNamespace(status_val=osqp.SolverStatus.OSQP_SIGINT,
+                                                        status="interrupted"))
 
-    monkeypatch.setattr(qp.osqp, "OSQP", Interrupted)
+    monkeypatch.setattr(osqp, "OSQP", Interrupted)
     with pytest.raises(KeyboardInterrupt):
         solve_dual(np.array([[2.0, 0.5], [0.5, 1.0]]), np.array([1.0, 0.3]), 1.0)

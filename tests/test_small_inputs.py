@@ -52,3 +52,38 @@ def test_small_dense_matrices_are_multiplied_in_numpy_and_large_ones_by_the_kern
     monkeypatch.setattr(sparse_ops, "SMALL", 0)
     large = sparse_ops.matvec(X, w), sparse_ops.rmatvec(X, coef)
     assert bits(small[0]) == bits(large[0]) and bits(small[1]) == bits(large[1])
+
+
+@st.composite
+def ranking_problem(draw):
+    sizes = draw(st.lists(st.integers(0, 9), min_size=1, max_size=6))
+    n = sum(sizes)
+    grades = draw(st.sampled_from([[0.0], [0.0, 1.0], [0.0, 1.0, 2.0, 3.5], [-1.0, 0.0, -0.0, 2.0]]))
+    y = np.array(draw(st.lists(st.sampled_from(grades), min_size=n, max_size=n)), dtype=np.float64)
+    # scores on a grid of 0.5 make s_i - 1 = s_j ties; wide values make the subtraction round
+    score = st.one_of(st.integers(-6, 6).map(lambda k: k / 2), st.floats(-1e17, 1e17, allow_nan=False))
+    s = np.array(draw(st.lists(score, min_size=n, max_size=n)), dtype=np.float64)
+    qptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return y, s, qptr
+
+
+@settings(**BITS)
+@given(problem=ranking_problem(), per_query_average=st.booleans(), padded=st.sampled_from([1, 50, 1 << 22]),
+       by_level=st.booleans())
+def test_the_pairs_oracle_in_numpy_is_the_kernels_to_the_bit(problem, per_query_average, padded, by_level):
+    from svmstruct.losses import rank_numpy, rank_oracles
+
+    y, s, qptr = problem
+    labels = rank_oracles.query_label_ranks(y, qptr)
+    twin = rank_numpy.query_label_ranks(y, qptr)
+    for a, b in zip(labels, twin):
+        assert a.tolist() == b.tolist()
+    dcoef, delta = rank_oracles.pairs_most_violated(s, qptr, *labels, per_query_average)
+    # level by level, or all pairs in batches of one query, a few, all
+    kept = rank_numpy.PADDED, rank_numpy.LEVELS
+    rank_numpy.PADDED, rank_numpy.LEVELS = padded, 16 if by_level else 0
+    try:
+        dcoef_twin, delta_twin = rank_numpy.pairs_most_violated(s, qptr, *labels, per_query_average)
+    finally:
+        rank_numpy.PADDED, rank_numpy.LEVELS = kept
+    assert bits(dcoef_twin) == bits(dcoef) and bits(np.array(delta_twin)) == bits(np.array(delta))

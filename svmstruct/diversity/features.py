@@ -13,12 +13,15 @@ Psi(x, y) - Psi(x, ybar) = Z' (cover(y) - cover(ybar)). Document features psi, i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from svmstruct.diversity import qrels
 from svmstruct.errors import InputError
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 DEFAULT_LEVELS = "tf>=1,tf>=2,tf>=5,rf>=0.02,tfidf-top:10"
 
@@ -77,6 +80,8 @@ class CandidateSet:
 
 def word_levels(X_words: sp.csr_matrix, titles: sp.csr_matrix | None, levels: tuple) -> list:
     """For each level, a boolean documents x words matrix: document i covers word v at that level."""
+    import scipy.sparse as sp
+
     tf = X_words.tocsr()
     length = np.asarray(tf.sum(axis=1)).ravel()
     out = []
@@ -107,6 +112,8 @@ def word_levels(X_words: sp.csr_matrix, titles: sp.csr_matrix | None, levels: tu
 
 def build_candidate_set(X: sp.csr_matrix, lo: int, hi: int, config: FeatureConfig, n_features: int):
     """Coverage units and their features for rows lo:hi (one candidate set)."""
+    import scipy.sparse as sp
+
     words, titles = split_columns(X[lo:hi].tocsr(), config)
     n = hi - lo
     T = len(config.thresholds)
@@ -139,6 +146,8 @@ def build_candidate_set(X: sp.csr_matrix, lo: int, hi: int, config: FeatureConfi
 def split_columns(rows: sp.csr_matrix, config: FeatureConfig):
     """(body words, title words or None) as documents x word-id matrices of one width: ids 1..offset are
     body words, ids offset+1.. title words (id - offset), ids from doc_features_from on are not words."""
+    import scipy.sparse as sp
+
     end = config.doc_features_from - 1 if config.doc_features_from else rows.shape[1]
     end = min(end, rows.shape[1])
     if not config.title_offset:
@@ -163,6 +172,8 @@ def document_features(X: sp.csr_matrix, config: FeatureConfig) -> sp.csr_matrix 
 
 def candidate_sets(data, config, covering=None, subtopics_path=""):
     """Prepared candidate sets and the design matrix Z (units, then document rows for psi)."""
+    import scipy.sparse as sp
+
     if not data.has_qid:
         raise InputError("diversity data needs qid:<candidate set> on every line", data.path)
     if data.columns is not None:

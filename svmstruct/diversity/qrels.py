@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from svmstruct.errors import InputError
 
@@ -32,6 +31,8 @@ def read_subtopics(path: str) -> dict:
 
 def subtopic_matrix(dataset, lo: int, hi: int, covering: dict, path: str):
     """(documents x subtopics incidence, weights proportional to the documents covering each)."""
+    import scipy.sparse as sp
+
     qid = int(dataset.qid[lo])
     names: dict[str, int] = {}
     rows: list[int] = []

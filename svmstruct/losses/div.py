@@ -13,7 +13,6 @@ import numpy as np
 
 from svmstruct.diversity import features, qrels
 from svmstruct.diversity.features import candidate_sets, split_scores
-from svmstruct.diversity.greedy import select
 from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
 from svmstruct.options import K, Option, at_least, positive_int
@@ -66,6 +65,8 @@ def tie_break(cs, units: int) -> np.ndarray:
 
 
 def build(data, opts: dict) -> TrainingProblem:
+    from svmstruct.diversity.greedy import select  # numba: loaded when SVM-div trains, not with the registry
+
     path = opts["subtopics"]
     K = int(opts.get("k") or 5)
     config = config_from(opts)
@@ -132,6 +133,8 @@ def _reference(sets: list, rows: int, unit_rows: int, target: np.ndarray, own_lo
 
 def selections(model, data, K: int | None = None) -> list:
     """Greedy subsets (Algorithm 1) of every candidate set under the model: [(qid, [row indices])]."""
+    from svmstruct.diversity.greedy import select
+
     opts = model.options
     config = config_from(opts)
     K = K or int(opts.get("k") or 5)

@@ -36,10 +36,17 @@ import numpy as np
 
 from svmstruct import threads
 from svmstruct.errors import InputError
-from svmstruct.losses import dorm_oracles
 from svmstruct.losses.base import Loss
 from svmstruct.options import LARGEST_SCALE, REL_THRESHOLD, K, Option, above_at_most, between, parse_number
 from svmstruct.problem import Reference, TrainingProblem
+
+
+def _kernels():
+    """svmstruct.losses.dorm_oracles (numba), loaded when a DORM loss trains, not with the registry."""
+    from svmstruct.losses import dorm_oracles
+
+    return dorm_oracles
+
 
 MEASURE_MAP = "measure"
 LARGEST_POWER = 100.0  # pow:D: (i+1)^-D stays a normal double for D up to this and lists of millions
@@ -147,7 +154,7 @@ def oracle_plan(a, b) -> int:
     k = cutoff(a)
     if k == 0:
         return 0
-    states = dorm_oracles.truncated_states(b, k)
+    states = _kernels().truncated_states(b, k)
     if states and states * len(np.unique(b)) < 0.05 * len(b) ** 3:
         return k
     return -1
@@ -165,10 +172,10 @@ def query_map(name: str, spec: str, a: np.ndarray, b: np.ndarray) -> tuple[np.nd
     """(c over the query's positions, the oracle's plan) of the joint feature map `spec` for one query."""
     if spec == MEASURE_MAP:
         if name == "mrr":
-            return np.zeros(len(b)), dorm_oracles.MRR_FIRST_PLAN
-        return a.copy(), dorm_oracles.SORT_PLAN
+            return np.zeros(len(b)), _kernels().MRR_FIRST_PLAN
+        return a.copy(), _kernels().SORT_PLAN
     c = position_weights(spec, len(b))
-    return c, dorm_oracles.MRR_PLAN if name == "mrr" else oracle_plan(a, b)
+    return c, _kernels().MRR_PLAN if name == "mrr" else oracle_plan(a, b)
 
 
 def _builder(name: str):
@@ -194,7 +201,7 @@ def _builder(name: str):
                 continue
             c, plan = query_map(name, spec, a, b)
             a_rows[lo:hi], b_rows[lo:hi], c_rows[lo:hi] = a, b, c
-            target_rows[lo:hi] = dorm_oracles.target_coefficients(b, np.zeros(hi - lo), c, plan)
+            target_rows[lo:hi] = _kernels().target_coefficients(b, np.zeros(hi - lo), c, plan)
             los.append(lo)
             his.append(hi)
             best.append(1.0 if name == "mrr" else float(a @ np.sort(b)[::-1]))
@@ -210,14 +217,14 @@ def _builder(name: str):
             dcoef = np.zeros(n_docs)
             deltas = np.empty(len(starts))
             with threads.for_work(work):
-                dorm_oracles.most_violated_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, a_rows,
+                _kernels().most_violated_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, a_rows,
                                                b_rows, c_rows, target_rows, best_values, plan_codes, dcoef, deltas)
             return dcoef, float(deltas.sum())
 
         def latent_target(scores):
             shift = np.zeros(n_docs)
             with threads.for_work(latent_work):
-                dorm_oracles.latent_shift_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, b_rows,
+                _kernels().latent_shift_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, b_rows,
                                               c_rows, target_rows, plan_codes, shift)
             return shift
 

@@ -9,10 +9,9 @@ the pairwise form for ROCArea (scaled 50/(P N)) and AvgPrec (unscaled); a consta
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from svmstruct.errors import InputError
-from svmstruct.losses import perf_oracles as po
+from svmstruct.losses import perf_codes as po
 from svmstruct.losses.base import Loss
 from svmstruct.options import LARGEST_SCALE, REL_THRESHOLD, K, Option, above_at_most, between
 from svmstruct.problem import Reference, TrainingProblem
@@ -35,12 +34,14 @@ def binary_labels(y: np.ndarray, threshold: float = 0.0) -> np.ndarray:
     return np.where(y > threshold, 1.0, -1.0)
 
 
-def with_bias(X: sp.csr_matrix, bias: float) -> sp.csr_matrix:
-    """X with a constant column of value `bias` appended (svm_perf --b); X itself when bias is 0."""
+def with_bias(X, bias: float):
+    """X (CSR or dense) with a constant column of value `bias` appended (svm_perf --b); X itself when bias is 0."""
     if bias == 0:
         return X
     if isinstance(X, np.ndarray):
         return np.hstack([X, np.full((X.shape[0], 1), bias, dtype=X.dtype)])
+    import scipy.sparse as sp
+
     column = sp.csr_matrix(np.full((X.shape[0], 1), float(bias)))
     return sp.hstack([X, column], format="csr")
 
@@ -60,6 +61,8 @@ def _k_fraction(code: int, p: float) -> float:
 
 def _builder(code: int):
     def build(data, opts: dict) -> TrainingProblem:
+        from svmstruct.losses import perf_oracles as oracles
+
         bias = float(opts.get("bias", 1.0))
         beta = float(opts.get("beta") or 1.0)
         k_abs = int(opts.get("k") or 0)
@@ -74,22 +77,22 @@ def _builder(code: int):
         pos = np.add.reduceat(y > 0, qptr[:-1]) if len(y) else np.zeros(0)
         sizes = np.diff(qptr)
         used = np.ones(len(sizes), dtype=bool)
-        if po.needs_positives(code):
+        if oracles.needs_positives(code):
             used &= pos > 0
-        if po.needs_negatives(code):
+        if oracles.needs_negatives(code):
             used &= pos < sizes
         n = int(used.sum())
         if n == 0:
             P = int(np.sum(y > 0))
             raise InputError(
-                f"loss needs positive{' and negative' if po.needs_negatives(code) else ''} examples"
+                f"loss needs positive{' and negative' if oracles.needs_negatives(code) else ''} examples"
                 f"{' in some query' if opts.get('per_query') else ''}; found {P} positive, {len(y) - P} negative",
                 data.path,
             )
         X = with_bias(data.X, bias)
 
         def most_violated(scores):
-            dcoef, deltas, _ = po.examples_most_violated(y, scores, qptr, code, k_abs, frac, beta)
+            dcoef, deltas, _ = oracles.examples_most_violated(y, scores, qptr, code, k_abs, frac, beta)
             return dcoef, float(deltas.sum())
 
         info = {"positives": int(np.sum(y > 0)), "negatives": int(np.sum(y <= 0))}

@@ -10,6 +10,7 @@ from numba import njit, prange
 
 from svmstruct import threads
 from svmstruct.losses.map_oracles import average_precision_most_violated_fast, sorted_desc
+from svmstruct.losses.perf_codes import AVGPREC, ERRORRATE, FBETA, PRBEP, PREC_K, REC_K, ROCAREA, ZEROONE
 
 
 @njit(cache=True)
@@ -79,14 +80,6 @@ def rocarea_most_violated(y, s):
             a += 1
         dcoef[neg_idx[b]] = -unit * a
     return dcoef, unit * swapped
-
-
-# Contingency-table losses (svm_perf's "threshold metrics"). Codes as svm_perf's -l.
-ZEROONE = 0
-FBETA = 1
-PRBEP = 3
-PREC_K = 4
-REC_K = 5
 
 
 @njit(cache=True)
@@ -193,10 +186,6 @@ def contingency_most_violated(y, s, code, k, beta):
         dcoef[neg[j]] = -unit
     return dcoef, contingency_loss(code, best_a, best_b, npos, beta)
 
-
-ERRORRATE = 2
-ROCAREA = 10
-AVGPREC = 11
 
 
 @njit(cache=True)

@@ -11,7 +11,7 @@ import numpy as np
 
 from svmstruct import threads
 from svmstruct.errors import InputError
-from svmstruct.losses import rank_oracles
+from svmstruct.losses import rank_numpy
 from svmstruct.losses.base import Loss
 from svmstruct.problem import Reference, TrainingProblem
 
@@ -20,8 +20,9 @@ def _pairs_builder(per_query_average: bool):
     def build(data, opts: dict) -> TrainingProblem:
         qptr = data.qptr
         y = np.ascontiguousarray(data.y, dtype=np.float64)
+        oracles = _oracles(len(y))
         with threads.for_work(threads.documents("labels", len(y))):
-            ranks, levels, pairs = rank_oracles.query_label_ranks(y, qptr)
+            ranks, levels, pairs = oracles.query_label_ranks(y, qptr)
         total = int(pairs.sum())
         if total == 0:
             raise InputError("no query has documents with different labels: no pair to rank", data.path)
@@ -31,7 +32,7 @@ def _pairs_builder(per_query_average: bool):
 
         def most_violated(scores):
             with threads.for_work(work):
-                return rank_oracles.pairs_most_violated(scores, qptr, ranks, levels, pairs, per_query_average)
+                return oracles.pairs_most_violated(scores, qptr, ranks, levels, pairs, per_query_average)
 
         return TrainingProblem(
             data.X, n, most_violated,
@@ -42,6 +43,16 @@ def _pairs_builder(per_query_average: bool):
         )
 
     return build
+
+
+def _oracles(documents: int):
+    """The oracle module for a training set of this many documents: numpy on small ones (no numba to load;
+    the same answers to the bit), numba's rank_oracles otherwise."""
+    if documents <= rank_numpy.SMALL:
+        return rank_numpy
+    from svmstruct.losses import rank_oracles
+
+    return rank_oracles
 
 
 def _reference(y: np.ndarray, qptr: np.ndarray, per_query_average: bool) -> Reference:

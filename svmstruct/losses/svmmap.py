@@ -11,7 +11,6 @@ import numpy as np
 from svmstruct import threads
 from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
-from svmstruct.losses.map_oracles import map_most_violated
 from svmstruct.options import REL_THRESHOLD
 from svmstruct.problem import Reference, TrainingProblem
 
@@ -25,10 +24,11 @@ def build(data, opts: dict) -> TrainingProblem:
         raise InputError("no query has both relevant and non-relevant documents", data.path)
 
     work = threads.documents("map", len(relevant))
+    from svmstruct.losses import map_oracles  # numba: loaded when MAP trains, not with the registry
 
     def most_violated(scores):
         with threads.for_work(work):
-            return map_most_violated(relevant, scores, qptr)
+            return map_oracles.map_most_violated(relevant, scores, qptr)
 
     examples = [(int(qptr[q]), int(qptr[q + 1])) for q in np.flatnonzero(used)]
     return TrainingProblem(data.X, int(used.sum()), most_violated, skipped=int((~used).sum()),
