@@ -83,7 +83,7 @@ def test_the_pairs_oracle_in_numpy_is_the_kernels_to_the_bit(problem, per_query_
     kept = rank_numpy.PADDED, rank_numpy.LEVELS
     rank_numpy.PADDED, rank_numpy.LEVELS = padded, 16 if by_level else 0
     try:
-        dcoef_twin, delta_twin = rank_numpy.pairs_most_violated(s, qptr, *labels, per_query_average)
+        dcoef_twin, delta_twin = rank_numpy.PairsOracle(qptr, *labels, per_query_average)(s)
     finally:
         rank_numpy.PADDED, rank_numpy.LEVELS = kept
     assert bits(dcoef_twin) == bits(dcoef) and bits(np.array(delta_twin)) == bits(np.array(delta))

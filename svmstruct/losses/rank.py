@@ -30,9 +30,12 @@ def _pairs_builder(per_query_average: bool):
 
         work = threads.documents("pairs", len(y))
 
-        def most_violated(scores):
-            with threads.for_work(work):
-                return oracles.pairs_most_violated(scores, qptr, ranks, levels, pairs, per_query_average)
+        if oracles is rank_numpy:
+            most_violated = rank_numpy.PairsOracle(qptr, ranks, levels, pairs, per_query_average)
+        else:
+            def most_violated(scores):
+                with threads.for_work(work):
+                    return oracles.pairs_most_violated(scores, qptr, ranks, levels, pairs, per_query_average)
 
         return TrainingProblem(
             data.X, n, most_violated,

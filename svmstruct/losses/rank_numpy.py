@@ -3,9 +3,10 @@ dcoef and Delta to the bit (tests/test_small_inputs.py), without loading numba.
 
 Pair (i, j) of a query with label rank r_i > r_j is swapped iff s_i - 1 < s_j (the oracle's one rounding of
 t = s - 1); above_i counts the swapped pairs below i, below_j those above j. With few label levels (LEVELS)
-each level is counted by binary search: the documents of a level sorted by (query, s), every higher
-document counts those with s_j > t_i in its query, O(L n log n); with more levels, queries padded to the
-longest are compared all pairs at once, O(sum of squared query lengths).
+by binary search, O(L n log n) per call: the documents sorted by (level, query, score), every document
+counts in each level below (above) its own, in its query, those whose score beats its t (whose t its
+score beats); what depends only on the labels is prepared once (PairsOracle). With more levels, queries
+padded to the longest are compared all pairs at once, O(sum of squared query lengths).
 """
 from __future__ import annotations
 
@@ -38,51 +39,77 @@ def query_label_ranks(y: np.ndarray, qptr: np.ndarray):
     return ranks, levels, pairs
 
 
-def pairs_most_violated(s, qptr, ranks, levels, pairs, per_query_average: bool):
-    """rank_oracles.pairs_most_violated: (dcoef, summed Delta) with the same scaling and additions."""
-    sizes = np.diff(qptr)
-    if int(levels.max(initial=0)) <= LEVELS:
-        above, below = _count_by_level(s, ranks, sizes, int(levels.max(initial=0)))
-    else:
+class PairsOracle:
+    """rank_oracles.pairs_most_violated(s, qptr, ranks, levels, pairs, per_query_average) as a callable of s,
+    with what depends only on the labels (query_label_ranks) prepared once."""
+
+    def __init__(self, qptr, ranks, levels, pairs, per_query_average: bool):
+        self.qptr, self.ranks, self.levels, self.pairs = qptr, ranks, levels, pairs
+        sizes = np.diff(qptr)
+        self.query = query = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+        with np.errstate(divide="ignore"):
+            scale = 1.0 / pairs.astype(np.float64) if per_query_average else np.ones(len(sizes))
+        self.scale = np.where(pairs > 0, scale, 0.0)
+        self.by_level = int(levels.max(initial=0)) <= LEVELS
+        if not self.by_level:
+            return
+        n, span = len(ranks), len(ranks) + 1  # keys: (level, query) * span + a score's position 0..n
+        group = (ranks - 1) * len(sizes) + query
+        self.group_base = group * span
+        first_of_group = np.concatenate([[0], np.cumsum(np.bincount(group, minlength=int(levels.max(initial=0))
+                                                                    * len(sizes)))])
+        # above: document i against each level l < r_i of its query; below: j against each l > r_j
+        self.doc_a, level = _spans(ranks - 1, np.ones(n, dtype=np.int64))
+        group_a = (level - 1) * len(sizes) + query[self.doc_a]
+        self.base_a, self.end_a = group_a * span, first_of_group[group_a + 1]
+        self.doc_b, level = _spans(levels[query] - ranks, ranks + 1)
+        group_b = (level - 1) * len(sizes) + query[self.doc_b]
+        self.base_b, self.start_b = group_b * span, first_of_group[group_b]
+
+    def __call__(self, s: np.ndarray):
+        """(dcoef, summed Delta) with the kernel's scaling and order of additions."""
+        above, below = self._counts_by_level(s) if self.by_level else self._counts_padded(s)
+        n = len(s)
+        query, scale = self.query, self.scale
+        dcoef = np.where(self.pairs[query] > 0, scale[query] * (above - below).astype(np.float64), 0.0)
+        swapped = np.bincount(query, weights=above, minlength=len(scale))  # whole numbers: exact in float64
+        deltas = scale * swapped
+        return dcoef, float(np.cumsum(deltas)[-1]) + 0.0 if n and len(deltas) else 0.0  # left to right
+
+    def _counts_by_level(self, s):
+        """(above, below): a score and a t as their positions among the sorted scores (s_j > t_i iff
+        #{s < s_j} >= #{s <= t_i}), so that one sorted array of keys serves every level and query."""
+        n = len(s)
+        order = np.argsort(s)
+        ordered = s[order]
+        at_s, at_t = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        first = np.ones(n, dtype=bool)  # #{s < s_j}: the start of s_j's run of ties
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        at_s[order] = np.maximum.accumulate(np.where(first, np.arange(n), 0))
+        at_t[order] = np.searchsorted(ordered, ordered - 1.0, "right")  # #{s <= t_i}; sorted needles: fast
+        keys_s, keys_t = np.sort(self.group_base + at_s), np.sort(self.group_base + at_t)
+        found = self.end_a - np.searchsorted(keys_s, self.base_a + at_t[self.doc_a], "left")
+        above = np.bincount(self.doc_a, weights=found, minlength=n).astype(np.int64)
+        found = np.searchsorted(keys_t, self.base_b + at_s[self.doc_b], "right") - self.start_b
+        below = np.bincount(self.doc_b, weights=found, minlength=n).astype(np.int64)
+        return above, below
+
+    def _counts_padded(self, s):
         above = np.zeros(len(s), dtype=np.int64)
         below = np.zeros(len(s), dtype=np.int64)
+        sizes = np.diff(self.qptr)
         longest = int(sizes.max(initial=0))
         step = max(1, PADDED // max(longest * longest, 1))
         for lo_q in range(0, len(sizes), step):  # batches of queries, each padded to the longest
             hi_q = min(lo_q + step, len(sizes))
-            _count_swapped(s, ranks, qptr[lo_q:hi_q + 1], longest, above, below)
-    with np.errstate(divide="ignore"):
-        scale = 1.0 / pairs.astype(np.float64) if per_query_average else np.ones(len(sizes))
-    scale[pairs == 0] = 0.0
-    query = np.repeat(np.arange(len(sizes)), sizes)
-    dcoef = np.where(pairs[query] > 0, scale[query] * (above - below).astype(np.float64), 0.0)
-    swapped = np.bincount(query, weights=above, minlength=len(sizes))  # whole numbers: exact in float64
-    deltas = np.where(pairs > 0, scale * swapped, 0.0)
-    return dcoef, float(np.cumsum(deltas)[-1]) + 0.0 if len(deltas) else 0.0  # left to right: sequential_sum
+            _count_swapped(s, self.ranks, self.qptr[lo_q:hi_q + 1], longest, above, below)
+        return above, below
 
 
-def _count_by_level(s, ranks, sizes, top: int):
-    """(above, below) level by level: scores and t = s - 1 replaced by their ranks among all of them
-    (comparisons unchanged), offset by query, so that one sorted array of a level serves every query."""
-    n = len(s)
-    t = s - 1.0
-    _, order = np.unique(np.concatenate([s, t]), return_inverse=True)
-    span = int(order.max(initial=0)) + 2
-    base = np.repeat(np.arange(len(sizes), dtype=np.int64) * span, sizes)
-    key_s, key_t = base + order[:n], base + order[n:]
-    above = np.zeros(n, dtype=np.int64)
-    below = np.zeros(n, dtype=np.int64)
-    for level in range(1, top + 1):
-        at = ranks == level
-        higher, lower = ranks > level, ranks < level
-        level_s, level_t = np.sort(key_s[at]), np.sort(key_t[at])
-        # a higher document i: the level's documents j of its query with s_j > t_i
-        above[higher] += (np.searchsorted(level_s, base[higher] + span - 1, "left")
-                          - np.searchsorted(level_s, key_t[higher], "right"))
-        # a lower document j: the level's documents i of its query with t_i < s_j
-        below[lower] += (np.searchsorted(level_t, key_s[lower], "left")
-                         - np.searchsorted(level_t, base[lower], "left"))
-    return above, below
+def _spans(counts: np.ndarray, first: np.ndarray):
+    """(document, level) for every document d and its counts[d] levels first[d], first[d] + 1, ..."""
+    doc = np.repeat(np.arange(len(counts)), counts)
+    return doc, first[doc] + np.arange(len(doc)) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
 def _count_swapped(s, ranks, qptr, longest: int, above, below) -> None:
