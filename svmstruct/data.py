@@ -91,6 +91,11 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
         small = quick.read_dataset(path, n_features, dtype, layout)
         if small is not None:
             return small
+    return _read(path, n_features, dtype, layout, features)
+
+
+def _read(path: str, n_features: int | None, dtype, layout: str, features: bool) -> Dataset:
+    """read_svmlight by the parsing kernels (numba)."""
     name = "<stdin>" if path == "-" else path
     threads = policy.count()
     with io.open_binary(path) as f, ThreadPoolExecutor(threads) as pool:

@@ -6,14 +6,20 @@ wide-ranging values, ties, zero coefficients and -0.0.
 """
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
-from hypothesis import given, settings
+import pytest
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from svmstruct import sparse_kernels, sparse_ops
 
 BITS = dict(deadline=None, database=None, max_examples=300)
-VALUE = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5]), st.floats(-1e30, 1e30, allow_nan=False, allow_infinity=False).map(lambda v: float(np.float32(v))))
+VALUE = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5]),
+                  st.floats(-1e30, 1e30, allow_nan=False, allow_infinity=False).map(lambda v: float(np.float32(v))))
 
 
 def bits(a: np.ndarray) -> bytes:
@@ -87,3 +93,103 @@ def test_the_pairs_oracle_in_numpy_is_the_kernels_to_the_bit(problem, per_query_
     finally:
         rank_numpy.PADDED, rank_numpy.LEVELS = kept
     assert bits(dcoef_twin) == bits(dcoef) and bits(np.array(delta_twin)) == bits(np.array(delta))
+
+
+@settings(**BITS)
+@given(problem=ranking_problem(), one_example=st.booleans())
+def test_the_error_rate_oracle_in_numpy_is_the_kernels_to_the_bit(problem, one_example):
+    from svmstruct.losses import perf_codes, perf_numpy, perf_oracles
+
+    y, s, qptr = problem
+    assume(np.all(np.diff(qptr) > 0))  # examples are never empty (the kernel divides by their size)
+    y = np.where(y > 0, 1.0, -1.0)
+    if one_example:
+        qptr = np.array([0, len(y)], dtype=np.int64)
+    want = perf_oracles.examples_most_violated(y, s, qptr, perf_codes.ERRORRATE, 0, 0.0, 1.0)
+    got = perf_numpy.errorrate_examples(y, s, qptr)
+    assert bits(got[0]) == bits(want[0]) and bits(got[1]) == bits(want[1])
+    assert got[2].tolist() == want[2].tolist()
+
+
+# ---- the reader: quick.read_dataset against the parsing kernels (data._read)
+
+NUMBER = st.one_of(st.sampled_from(["0", "-0", "-0.0", "1", ".5", "1e-3", "2.5E+2", "+3", "1e-50", "3.4e38"]),
+                   st.floats(-1e6, 1e6, allow_nan=False).map(repr),
+                   st.integers(-10**6, 10**6).map(str))
+
+
+@st.composite
+def plain_file(draw):
+    with_qid = draw(st.booleans())
+    lines = []
+    qid = 0
+    for _ in range(draw(st.integers(1, 12))):
+        if draw(st.integers(0, 6)) == 0:
+            lines.append(draw(st.sampled_from(["", "# a comment line", "  "])))
+            continue
+        if with_qid and draw(st.booleans()):
+            qid += 1
+        dense = draw(st.sampled_from([0, 5, 8]))  # features per line at least: sparse files go to the full reader
+        indices = sorted(draw(st.sets(st.integers(1, 8), min_size=dense, max_size=8)))
+        tokens = [draw(st.sampled_from(["0", "1", "2", "-1", "0.5"]))] + ([f"qid:{qid + 1}"] if with_qid else [])
+        tokens += [f"{j}:{draw(NUMBER)}" for j in indices]
+        comment = draw(st.sampled_from(["", " # docid = D{}", " #d{}", "#"])).format(len(lines))
+        lines.append(" ".join(tokens) + comment)
+    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    return eol.join(lines) + (eol if draw(st.booleans()) else "")
+
+
+@settings(**BITS)
+@given(text=plain_file(), dtype=st.sampled_from([np.float32, np.float64]), layout=st.sampled_from(["auto", "dense"]),
+       n_features=st.sampled_from([None, 3, 12]))
+def test_the_small_reader_gives_the_kernels_dataset(tmp_path_factory, text, dtype, layout, n_features):
+    from svmstruct import data, quick
+    from svmstruct.errors import InputError
+
+    path = tmp_path_factory.mktemp("small") / "f.txt"
+    path.write_text(text)
+    small = quick.read_dataset(str(path), n_features, dtype, layout)
+    try:
+        full = data._read(str(path), n_features, dtype, layout, True)
+    except InputError:
+        assert small is None  # the full reader reports it
+        return
+    if small is None:  # left to the full reader (sparse data, values beyond single precision, ...)
+        return
+    assert isinstance(full.X, np.ndarray) and full.X.dtype == small.X.dtype and full.X.shape == small.X.shape
+    assert full.X.tobytes() == small.X.tobytes()
+    for name in ("y", "qid", "qptr", "line"):
+        assert getattr(full, name).tobytes() == getattr(small, name).tobytes(), name
+    assert list(full.docids) == list(small.docids)
+    assert (full.path, full.has_qid, full.columns) == (small.path, small.has_qid, small.columns)
+
+
+# ---- whole runs: a small file trains without numba, scipy or osqp, to the same model bytes
+
+SMALL_TRAIN = Path(__file__).resolve().parents[1] / "data" / "mq2008-small" / "train.txt"
+LOADED = ("import sys; from svmstruct import cli; {call}; "
+          "print(sorted(m for m in ('numba', 'scipy', 'osqp') if m in sys.modules))")
+
+
+@pytest.mark.parametrize("loss", ["pairs", "pairs-avg", "errorrate"])
+def test_a_small_file_trains_without_numba_scipy_or_osqp(tmp_path, loss):
+    model = tmp_path / "m.model"
+    call = f"cli.main(['learn', '-l', '{loss}', '-c', '1', '-v', '0', {str(SMALL_TRAIN)!r}, {str(model)!r}])"
+    done = subprocess.run([sys.executable, "-c", LOADED.format(call=call)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]" and model.exists()
+
+
+@pytest.mark.parametrize("loss", ["pairs", "pairs-avg", "errorrate", "map"])
+def test_the_numpy_path_trains_the_numba_paths_model(tmp_path, monkeypatch, loss):
+    from svmstruct import quick, sparse_ops
+    from svmstruct.losses import perf_numpy, rank_numpy
+
+    from conftest import invoke
+
+    args = ["learn", "-l", loss, "-c", "3", "-e", "0.01", str(SMALL_TRAIN)]
+    assert invoke(*args, str(tmp_path / "small.model")).returncode == 0
+    for module, name in ((quick, "TRAINING"), (sparse_ops, "SMALL"), (rank_numpy, "SMALL"), (perf_numpy, "SMALL")):
+        monkeypatch.setattr(module, name, -1)
+    assert invoke(*args, str(tmp_path / "full.model")).returncode == 0
+    assert (tmp_path / "small.model").read_bytes() == (tmp_path / "full.model").read_bytes()

@@ -12,6 +12,7 @@ import numpy as np
 
 from svmstruct.errors import InputError
 from svmstruct.losses import perf_codes as po
+from svmstruct.losses import perf_numpy
 from svmstruct.losses.base import Loss
 from svmstruct.options import LARGEST_SCALE, REL_THRESHOLD, K, Option, above_at_most, between
 from svmstruct.problem import Reference, TrainingProblem
@@ -61,8 +62,6 @@ def _k_fraction(code: int, p: float) -> float:
 
 def _builder(code: int):
     def build(data, opts: dict) -> TrainingProblem:
-        from svmstruct.losses import perf_oracles as oracles
-
         bias = float(opts.get("bias", 1.0))
         beta = float(opts.get("beta") or 1.0)
         k_abs = int(opts.get("k") or 0)
@@ -77,22 +76,31 @@ def _builder(code: int):
         pos = np.add.reduceat(y > 0, qptr[:-1]) if len(y) else np.zeros(0)
         sizes = np.diff(qptr)
         used = np.ones(len(sizes), dtype=bool)
-        if oracles.needs_positives(code):
+        if po.needs_positives(code):
             used &= pos > 0
-        if oracles.needs_negatives(code):
+        if po.needs_negatives(code):
             used &= pos < sizes
         n = int(used.sum())
         if n == 0:
             P = int(np.sum(y > 0))
             raise InputError(
-                f"loss needs positive{' and negative' if oracles.needs_negatives(code) else ''} examples"
+                f"loss needs positive{' and negative' if po.needs_negatives(code) else ''} examples"
                 f"{' in some query' if opts.get('per_query') else ''}; found {P} positive, {len(y) - P} negative",
                 data.path,
             )
         X = with_bias(data.X, bias)
 
+        if code == po.ERRORRATE and len(y) <= perf_numpy.SMALL:  # numpy: no numba to load, the same answers
+            def oracle(scores):
+                return perf_numpy.errorrate_examples(y, scores, qptr)
+        else:
+            from svmstruct.losses import perf_oracles
+
+            def oracle(scores):
+                return perf_oracles.examples_most_violated(y, scores, qptr, code, k_abs, frac, beta)
+
         def most_violated(scores):
-            dcoef, deltas, _ = oracles.examples_most_violated(y, scores, qptr, code, k_abs, frac, beta)
+            dcoef, deltas, _ = oracle(scores)
             return dcoef, float(deltas.sum())
 
         info = {"positives": int(np.sum(y > 0)), "negatives": int(np.sum(y <= 0))}

@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 from svmstruct import threads
+from svmstruct.losses import perf_codes
 from svmstruct.losses.map_oracles import average_precision_most_violated_fast, sorted_desc
 from svmstruct.losses.perf_codes import AVGPREC, ERRORRATE, FBETA, PRBEP, PREC_K, REC_K, ROCAREA, ZEROONE
 
@@ -188,14 +189,8 @@ def contingency_most_violated(y, s, code, k, beta):
 
 
 
-@njit(cache=True)
-def needs_positives(code):
-    return code != ZEROONE and code != ERRORRATE
-
-
-@njit(cache=True)
-def needs_negatives(code):
-    return code == ROCAREA or code == AVGPREC
+needs_positives = njit(cache=True)(perf_codes.needs_positives)
+needs_negatives = njit(cache=True)(perf_codes.needs_negatives)
 
 
 @njit(cache=True)
