@@ -154,7 +154,13 @@ def read_dataset(path: str, n_features: int | None, dtype, layout: str):
     numbers = np.fromstring(b" ".join(texts).replace(b":", b" "), sep=" ")  # index, value, index, value, ...
     if len(numbers) != 2 * int(per_row.sum()):
         return None
-    indices, values = numbers[0::2].astype(np.int64), numbers[1::2]
+    indices, values = numbers[0::2], numbers[1::2]  # indices: at most 18 digits (checked), whole floats
+    follows = np.ones(len(indices), dtype=bool)  # an index after another of its line, for all lines at once
+    follows[(np.cumsum(per_row) - per_row)[per_row > 0]] = False
+    if len(indices) and not (indices.min() >= 1 and indices.max() <= HIGHEST_INDEX
+                             and np.all(np.diff(indices)[follows[1:]] > 0)):
+        return None  # the full reader names the line
+    indices = indices.astype(np.int64)
     highest = int(indices.max(initial=0))
     width = max(highest, n_features or 0)
     itemsize = np.dtype(dtype).itemsize
@@ -213,7 +219,7 @@ def read_labels(path: str):
 def _scan_labels(content: bytes, keep_features: bool = False):
     """(labels, qids (0 without), comments, line numbers[, the features' texts]) of every data line, or None
     at the first line that is not plain (classify's _parse's rules, the feature values checked for syntax
-    and range only)."""
+    and range only; with keep_features the caller checks the indices and values)."""
     labels: list = []
     qids: list = []
     comments: list = []
@@ -221,7 +227,7 @@ def _scan_labels(content: bytes, keep_features: bool = False):
     texts: list = []
     try:
         for number, target, qid, features, comment in _plain_lines(content):
-            if not _FEATURES.match(features) or not _increasing(features):
+            if not _FEATURES.match(features) or not (keep_features or _increasing(features)):
                 return None
             labels.append(float(target))
             qids.append(qid)

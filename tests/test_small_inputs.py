@@ -132,6 +132,13 @@ def plain_file(draw):
         dense = draw(st.sampled_from([0, 5, 8]))  # features per line at least: sparse files go to the full reader
         indices = sorted(draw(st.sets(st.integers(1, 8), min_size=dense, max_size=8)))
         tokens = [draw(st.sampled_from(["0", "1", "2", "-1", "0.5"]))] + ([f"qid:{qid + 1}"] if with_qid else [])
+        disorder = draw(st.sampled_from(["", "", "", "", "swap", "repeat", "zero"]))  # the full reader's errors
+        if disorder == "swap" and len(indices) > 1:
+            indices[0], indices[1] = indices[1], indices[0]
+        elif disorder == "repeat" and indices:
+            indices.append(indices[-1])
+        elif disorder == "zero":
+            indices.insert(0, 0)
         tokens += [f"{j}:{draw(NUMBER)}" for j in indices]
         comment = draw(st.sampled_from(["", " # docid = D{}", " #d{}", "#"])).format(len(lines))
         lines.append(" ".join(tokens) + comment)
