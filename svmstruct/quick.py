@@ -1,13 +1,15 @@
-"""`classify TEST MODEL [OUTPUT]` on a small file, and `eval`'s reading of labels, qids and docids from a
-file of up to LABELS bytes, without loading numba or scipy (their import and the kernels' cache cost
-about half a second; a Makefile that scores and evaluates many small files pays it every time).
+"""Small plain files without numba or scipy (their import and the kernels' cache cost about half a second; a
+Makefile that trains, scores and evaluates many small files pays it every time): `classify TEST MODEL
+[OUTPUT]` on a TEST of up to SMALL bytes, `eval`'s reading of labels, qids and docids from a file of up to
+LABELS bytes, and `learn`'s reading of a training file of up to TRAINING bytes that it stores dense.
 
-It applies only where its answer is the full path's, to the bit: a regular, uncompressed TEST of at most
-SMALL bytes whose every line is plain (`target [qid:N] index:value ...`, indices increasing, values plain
-decimals, an optional `# comment`), a model that scores w.x - b (an svm_light model, or ours whose header
-says `output scores`) without query normalisation or compacted feature ids. Each score is summed in the
-order of the line's features, as the numba kernel does (tests/test_quick.py compares both paths). For
-anything else it returns None and the full path runs, errors and all.
+It applies only where its answer is the full path's, to the bit: a regular, uncompressed file whose every
+line is plain (`target [qid:N] index:value ...`, indices increasing, values plain decimals, an optional
+`# comment`); for classify a model that scores w.x - b (an svm_light model, or ours whose header says
+`output scores`) without query normalisation or compacted feature ids. The lines' features are converted
+all at once by numpy's text parser (correctly rounded, as float()); each score is summed in the order of
+the line's features, as the numba kernel does (tests/test_quick.py, tests/test_small_inputs.py and the
+fuzzer compare both paths). For anything else it returns None and the full path runs, errors and all.
 """
 from __future__ import annotations
 
@@ -18,11 +20,10 @@ SMALL = 1 << 21  # bytes: classify scores files up to this size here (MQ2008 S5,
 LABELS = 1 << 22  # bytes: eval reads files up to this size here (~20 µs a LETOR line)
 TRAINING = 1 << 23  # bytes: learn reads files up to this size here (MQ2008 S1, 1.8 MB: 0.06 s; numba's 0.4 s)
 _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_PAIR = re.compile(rb"([0-9]+):(\S+)\Z")
 _PLAIN = re.compile(rb"[ \t!-~]*\Z")  # printable ASCII, spaces and tabs: no byte the full reader treats otherwise
 HIGHEST_INDEX = (1 << 31) - 1
 FLOAT32_MAX = 3.4028234663852886e38  # features are stored in single precision: beyond, the full reader's error
-QID_DIGITS = INDEX_DIGITS = 18  # the full reader's limits (svmlight_parser: at most 18 digits)
+QID_DIGITS = 18  # the full reader's limit (svmlight_parser: at most 18 digits; _FEATURES: indices alike)
 
 
 def classify(test_path: str, model_path: str) -> str | None:
@@ -30,14 +31,15 @@ def classify(test_path: str, model_path: str) -> str | None:
     content = _small_plain_bytes(test_path, SMALL)
     if content is None or model_path == "-" or not _small_regular(model_path, 1 << 26):
         return None
-    rows = _parse(content)
-    if not rows:
+    features = plain_features(content)
+    if features is None:
         return None
     import numpy as np
 
     from svmstruct import model as models
     from svmstruct.errors import SvmStructError
 
+    per_row, indices, values = features
     try:
         trained = models.load_model(model_path)
     except SvmStructError:
@@ -45,15 +47,39 @@ def classify(test_path: str, model_path: str) -> str | None:
     if (not trained.scores or trained.columns is not None or trained.normalize != "none" or trained.kernel is not None
             or trained.precision != "float32"):
         return None
-    w = trained.w.tolist()
-    # features in single precision, as the full path reads them (and the originals' classify programs)
-    lines = []
-    for features in rows:
-        total = 0.0
-        for index, value in features:  # a feature the model does not know weighs 0 (and still adds 0 x value)
-            total += float(np.float32(value)) * (w[index - 1] if index <= len(w) else 0.0)
-        lines.append(f"{total - trained.threshold:.8f}\n")
-    return "".join(lines)
+    # features in single precision, as the full path reads them (and the originals' classify programs); a
+    # feature the model does not know weighs 0 (and still adds 0 x value)
+    known = len(trained.w)
+    weights = np.append(trained.w, 0.0)[np.where(indices <= known, indices - 1, known)]
+    products = values.astype(np.float32).astype(np.float64) * weights
+    return "".join(f"{total - trained.threshold:.8f}\n" for total in _row_sums(products, per_row).tolist())
+
+
+def plain_features(content: bytes):
+    """(features per line, indices, values) of every data line of a plain file whose values are within
+    single precision's range (classify reads them as float), or None: the full path decides."""
+    import numpy as np
+
+    rows = _scan_labels(content)
+    features = None if rows is None else _feature_arrays(rows[4])
+    if features is None or np.any(np.abs(features[2]) > FLOAT32_MAX):
+        return None  # the full reader reads it, or names the line
+    return features
+
+
+def _row_sums(products, per_row):
+    """Each line's products added left to right from 0.0, as the kernels do: the lines side by side as
+    rows padded with -0.0 (x + -0.0 is x, also for x = 0.0 and -0.0), added column by column."""
+    import numpy as np
+
+    longest = int(per_row.max(initial=0))
+    padded = np.full((len(per_row), longest), -0.0)
+    row = np.repeat(np.arange(len(per_row)), per_row)
+    padded[row, np.arange(len(row)) - np.repeat(np.cumsum(per_row) - per_row, per_row)] = products
+    total = np.zeros(len(per_row))
+    for k in range(longest):
+        total += padded[:, k]
+    return total
 
 
 def _small_plain_bytes(path: str, limit: int) -> bytes | None:
@@ -115,29 +141,6 @@ def _plain_lines(content: bytes):
         yield number, head[0], qid, data[data.index(last) + len(last):], comment if hash_ else b""
 
 
-def _parse(content: bytes) -> list | None:
-    """Every data line's (index, value) pairs, or None at the first line that is not plain (or with none)."""
-    rows = []
-    try:
-        for _, _, _, text, _ in _plain_lines(content):
-            features = []
-            last = 0
-            for token in text.split():
-                match = _PAIR.match(token)
-                if not match or len(match.group(1)) > INDEX_DIGITS or not _DECIMAL.match(match.group(2)):
-                    return None
-                index = int(match.group(1))
-                value = float(match.group(2))
-                if not last < index <= HIGHEST_INDEX or not abs(value) <= FLOAT32_MAX:  # the full path reports it
-                    return None
-                features.append((index, value))
-                last = index
-            rows.append(features)
-    except _NotPlain:
-        return None
-    return rows or None  # no data line: the full reader says so
-
-
 def read_dataset(path: str, n_features: int | None, dtype, layout: str):
     """The Dataset data.read_svmlight gives for a small training file whose every line is plain (the rules
     of read_labels) and that it would store dense (layout dense, or auto where dense is smaller): the same
@@ -146,25 +149,18 @@ def read_dataset(path: str, n_features: int | None, dtype, layout: str):
     import numpy as np
 
     content = _small_plain_bytes(path, TRAINING)
-    rows = None if content is None or layout == "sparse" else _scan_labels(content, keep_features=True)
+    rows = None if content is None or layout == "sparse" else _scan_labels(content)
     if rows is None:
         return None
     labels, qid_values, comments, lines, texts = rows
-    per_row = np.array([text.count(b":") for text in texts], dtype=np.int64)
-    numbers = np.fromstring(b" ".join(texts).replace(b":", b" "), sep=" ")  # index, value, index, value, ...
-    if len(numbers) != 2 * int(per_row.sum()):
+    features = _feature_arrays(texts)
+    if features is None:
         return None
-    indices, values = numbers[0::2], numbers[1::2]  # indices: at most 18 digits (checked), whole floats
-    follows = np.ones(len(indices), dtype=bool)  # an index after another of its line, for all lines at once
-    follows[(np.cumsum(per_row) - per_row)[per_row > 0]] = False
-    if len(indices) and not (indices.min() >= 1 and indices.max() <= HIGHEST_INDEX
-                             and np.all(np.diff(indices)[follows[1:]] > 0)):
-        return None  # the full reader names the line
-    indices = indices.astype(np.int64)
+    per_row, indices, values = features
     highest = int(indices.max(initial=0))
     width = max(highest, n_features or 0)
     itemsize = np.dtype(dtype).itemsize
-    if not np.all(np.isfinite(values)) or (itemsize == 4 and np.any(np.abs(values) > FLOAT32_MAX)):
+    if itemsize == 4 and np.any(np.abs(values) > FLOAT32_MAX):
         return None  # the full reader names the line
     from svmstruct.data import COMPACT_ABOVE
 
@@ -173,6 +169,27 @@ def read_dataset(path: str, n_features: int | None, dtype, layout: str):
     X = np.zeros((len(labels), width), dtype=dtype)
     X[np.repeat(np.arange(len(labels)), per_row), indices - 1] = values.astype(dtype)
     return _dataset(X, labels, qid_values, comments, lines, path)
+
+
+def _feature_arrays(texts: list):
+    """(features per line, their indices, their values as float64) of the lines' feature texts (syntax
+    checked by _FEATURES), converted by numpy's text parser (correctly rounded, as float()), or None where
+    the full reader must decide: an index not above the one before it or beyond the largest, a value that
+    is not finite. Every line at once: ~10 ms a MB."""
+    import numpy as np
+
+    per_row = np.array([text.count(b":") for text in texts], dtype=np.int64)
+    text = b" ".join(texts).replace(b":", b" ").strip()  # index value index value ...
+    numbers = np.fromstring(text, sep=" ") if text else np.zeros(0)  # (blank text would give [-1.0])
+    if len(numbers) != 2 * int(per_row.sum()):
+        return None
+    indices, values = numbers[0::2], numbers[1::2]  # indices: at most 18 digits (checked), whole floats
+    follows = np.ones(len(indices), dtype=bool)  # an index after another of its line
+    follows[(np.cumsum(per_row) - per_row)[per_row > 0]] = False
+    if len(indices) and not (indices.min() >= 1 and indices.max() <= HIGHEST_INDEX
+                             and np.all(np.diff(indices)[follows[1:]] > 0) and np.all(np.isfinite(values))):
+        return None
+    return per_row, indices.astype(np.int64), values
 
 
 def _dataset(X, labels: list, qid_values: list, comments: list, lines: list, path: str):
@@ -197,7 +214,6 @@ def _finite(token: bytes) -> bool:
 
 
 _FEATURES = re.compile(rb"(?:[ \t]+[0-9]{1,18}:[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)*[ \t]*\Z")
-_INDEX = re.compile(rb"[ \t]([0-9]+):")
 
 
 def read_labels(path: str):
@@ -207,19 +223,18 @@ def read_labels(path: str):
     is read here, so this accepts exactly what the full reader accepts and reads it alike."""
     content = _small_plain_bytes(path, LABELS)
     rows = None if content is None else _scan_labels(content)
-    if rows is None:
+    if rows is None or _feature_arrays(rows[4]) is None:
         return None
     import numpy as np
 
-
-    labels, qid_values, comments, lines = rows
+    labels, qid_values, comments, lines, _ = rows
     return _dataset(np.zeros((len(labels), 0)), labels, qid_values, comments, lines, path)
 
 
-def _scan_labels(content: bytes, keep_features: bool = False):
-    """(labels, qids (0 without), comments, line numbers[, the features' texts]) of every data line, or None
-    at the first line that is not plain (classify's _parse's rules, the feature values checked for syntax
-    and range only; with keep_features the caller checks the indices and values)."""
+def _scan_labels(content: bytes):
+    """(labels, qids (0 without), comments, line numbers, the features' texts) of every data line, or None
+    at the first line that is not plain (_plain_lines) or whose features are not `index:decimal` tokens;
+    the caller checks indices and values (_feature_arrays)."""
     labels: list = []
     qids: list = []
     comments: list = []
@@ -227,27 +242,13 @@ def _scan_labels(content: bytes, keep_features: bool = False):
     texts: list = []
     try:
         for number, target, qid, features, comment in _plain_lines(content):
-            if not _FEATURES.match(features) or not (keep_features or _increasing(features)):
+            if not _FEATURES.match(features):
                 return None
             labels.append(float(target))
             qids.append(qid)
             comments.append(comment)
             lines.append(number)
-            if keep_features:
-                texts.append(features)
+            texts.append(features)
     except _NotPlain:
         return None
-    if not labels:
-        return None
-    return (labels, qids, comments, lines, texts) if keep_features else (labels, qids, comments, lines)
-
-
-def _increasing(features: bytes) -> bool:
-    """Indices strictly increasing from 1 to HIGHEST_INDEX, and every value finite (an exponent can overflow)."""
-    indices = [int(i) for i in _INDEX.findall(features)]
-    if indices and not (0 < indices[0] and indices[-1] <= HIGHEST_INDEX
-                        and all(a < b for a, b in zip(indices, indices[1:]))):
-        return False
-    if b"e" in features or b"E" in features:
-        return all(_finite(token.split(b":", 1)[1]) for token in features.split() if b"e" in token.lower())
-    return True
+    return (labels, qids, comments, lines, texts) if labels else None

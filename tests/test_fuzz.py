@@ -592,19 +592,28 @@ def rows_of(d):
 @settings(max_examples=examples(600), **FAST)
 @given(raw=plain_or_odd_file())
 def test_the_quick_path_accepts_only_what_the_full_reader_reads_alike(workdir, raw):
-    """quick._parse (classify) and quick.read_labels (eval) either decline a file (None: the full path decides)
-    or read exactly what the full reader reads: never a file the full reader rejects, never other values (the
-    same file scores and evaluates alike whatever its size)."""
+    """quick.plain_features (classify), read_labels (eval) and read_dataset (learn) either decline a file (None:
+    the full path decides) or read exactly what the full reader reads: never a file the full reader rejects,
+    never other values (the same file scores, evaluates and trains alike whatever its size)."""
     from svmstruct import quick
 
     path = put(workdir, raw)
     note(repr(raw))
-    rows, labels = quick._parse(raw), quick.read_labels(path)
-    if rows is None and labels is None:
+    features, labels = quick.plain_features(raw), quick.read_labels(path)
+    small = quick.read_dataset(path, None, np.float64, "dense")  # learn's reader
+    if features is None and labels is None and small is None:
         return
-    d = data.read_svmlight(path, dtype=np.float64)  # an InputError here is a disagreement
-    if rows is not None:
+    d = data._read(path, None, np.float64, "sparse", True)  # the kernels: an InputError here is a disagreement
+    if features is not None:
+        per_row, indices, values = features
+        ends = np.cumsum(per_row)
+        rows = [list(zip(indices[e - k:e].tolist(), values[e - k:e].tolist())) for k, e in zip(per_row, ends)]
         assert rows_of(d) == [[(i, v) for i, v in row if v != 0] for row in rows]
+    if small is not None:
+        dense = data._read(path, None, np.float64, "dense", True)
+        assert small.X.tobytes() == dense.X.tobytes() and small.X.shape == dense.X.shape
+        assert small.y.tobytes() == dense.y.tobytes() and list(small.docids) == list(dense.docids)
+        assert np.array_equal(small.qptr, dense.qptr) and np.array_equal(small.line, dense.line)
     if labels is not None:  # eval's reader of labels, qids and docids
         assert [bits(v) for v in labels.y] == [bits(v) for v in d.y]
         assert np.array_equal(labels.qid, d.qid) and np.array_equal(labels.qptr, d.qptr)
@@ -924,7 +933,7 @@ def test_known_quick_path_on_a_file_of_comments_only(tmp_path):
 
     path = tmp_path / "c.dat"
     path.write_bytes(b"#0.0 qid:0")
-    assert quick._parse(path.read_bytes()) is None and quick.read_labels(str(path)) is None
+    assert quick.plain_features(path.read_bytes()) is None and quick.read_labels(str(path)) is None
 
 
 @pytest.mark.parametrize("raw", [b"1 2147483649:1\n", b"1 4294967297:5\n"])
