@@ -20,23 +20,11 @@ def _pairs_builder(per_query_average: bool):
     def build(data, opts: dict) -> TrainingProblem:
         qptr = data.qptr
         y = np.ascontiguousarray(data.y, dtype=np.float64)
-        oracles = _oracles(len(y))
-        with threads.for_work(threads.documents("labels", len(y))):
-            ranks, levels, pairs = oracles.query_label_ranks(y, qptr)
+        most_violated, pairs = _pairs_oracle(y, qptr, per_query_average)
         total = int(pairs.sum())
         if total == 0:
             raise InputError("no query has documents with different labels: no pair to rank", data.path)
         n = len(pairs)
-
-        work = threads.documents("pairs", len(y))
-
-        if oracles is rank_numpy:
-            most_violated = rank_numpy.PairsOracle(qptr, ranks, levels, pairs, per_query_average)
-        else:
-            def most_violated(scores):
-                with threads.for_work(work):
-                    return oracles.pairs_most_violated(scores, qptr, ranks, levels, pairs, per_query_average)
-
         return TrainingProblem(
             data.X, n, most_violated,
             epsilon_scale=1.0 if per_query_average else total / n,
@@ -48,14 +36,23 @@ def _pairs_builder(per_query_average: bool):
     return build
 
 
-def _oracles(documents: int):
-    """The oracle module for a training set of this many documents: numpy on small ones (no numba to load;
-    the same answers to the bit), numba's rank_oracles otherwise."""
-    if documents <= rank_numpy.SMALL:
-        return rank_numpy
+def _pairs_oracle(y: np.ndarray, qptr: np.ndarray, per_query_average: bool):
+    """(most_violated(scores), pairs per query): in numpy on a small training set (no numba to load; the same
+    answers to the bit), else numba's rank_oracles."""
+    if len(y) <= rank_numpy.SMALL:
+        ranks, levels, pairs = rank_numpy.query_label_ranks(y, qptr)
+        return rank_numpy.PairsOracle(qptr, ranks, levels, pairs, per_query_average), pairs
     from svmstruct.losses import rank_oracles
 
-    return rank_oracles
+    with threads.for_work(threads.documents("labels", len(y))):
+        ranks, levels, pairs = rank_oracles.query_label_ranks(y, qptr)
+    work = threads.documents("pairs", len(y))
+
+    def most_violated(scores):
+        with threads.for_work(work):
+            return rank_oracles.pairs_most_violated(scores, qptr, ranks, levels, pairs, per_query_average)
+
+    return most_violated, pairs
 
 
 def _reference(y: np.ndarray, qptr: np.ndarray, per_query_average: bool) -> Reference:
