@@ -13,7 +13,6 @@ from svmstruct.errors import InputError
 _SCORE = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"  # svm_light's number syntax (options)
 _NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)\Z", re.IGNORECASE)
 _SCORE_LINE = re.compile(rf"[ \t]*({_SCORE})[ \t]*\r?\Z")
-_SCORE_FILE = re.compile(rf"(?:[ \t]*{_SCORE}[ \t]*\r?\n)*(?:[ \t]*{_SCORE}[ \t]*\r?)?\Z")
 
 
 def read_predictions(path: str, n_rows: int) -> np.ndarray:
@@ -22,10 +21,10 @@ def read_predictions(path: str, n_rows: int) -> np.ndarray:
     qrels file given as predictions is named as such)."""
     name = "<stdin>" if path == "-" else path
     with io.open_binary(path) as f:  # lines end at \n (or \r\n) only, as in the data reader
-        text = f.read().decode("utf-8", errors="replace")
-    values = _plain_scores(text)  # the common case, parsed by numpy
+        raw = f.read()
+    values = _plain_scores(raw)  # the common case, checked and converted by numpy
     if values is None:
-        lines = text.split("\n")
+        lines = raw.decode("utf-8", errors="replace").split("\n")
         if lines[-1] == "":  # the end of the last line
             lines.pop()
         values = np.array([_score(line, name, lineno) for lineno, line in enumerate(lines, 1)], dtype=float)
@@ -37,20 +36,50 @@ def read_predictions(path: str, n_rows: int) -> np.ndarray:
     return values
 
 
-def _plain_scores(text: str, piece: int = 1 << 20) -> np.ndarray | None:
-    """The scores when every line is one number (else None), checked and converted a piece of about
-    `piece` characters (whole lines) at a time: one match over the whole text keeps backtracking state for
-    every line (0.75 GB for 1.2M lines), and one split a Python string per line."""
+# the bytes of svm_light's number syntax, and the blanks around it on a line
+_NUMBER_BYTES = np.zeros(256, dtype=bool)
+_NUMBER_BYTES[list(b"0123456789.eE+-")] = True
+_BLANK_BYTES = np.zeros(256, dtype=bool)
+_BLANK_BYTES[list(b" \t\r\n")] = True
+
+
+def _plain_scores(raw: bytes, piece: int = 1 << 22) -> np.ndarray | None:
+    """The scores when every line is one number in svm_light's syntax between spaces or tabs (else None: the
+    line-by-line reader names the first bad line), checked and converted about `piece` bytes (whole lines)
+    at a time, in numpy: only number and blank bytes, a \r only before a \n, one token on every line;
+    numpy's text parser then reads exactly one number a line (a token it cannot read whole is an error, and
+    one it reads as two, such as 1-2, changes the count), correctly rounded."""
     parts = []
     start = 0
-    while start < len(text):
-        cut = text.find("\n", start + piece)
-        cut = len(text) if cut < 0 else cut + 1
-        if not _SCORE_FILE.match(text, start, cut):
+    while start < len(raw):
+        cut = raw.find(b"\n", start + piece)
+        cut = len(raw) if cut < 0 else cut + 1
+        values = _plain_piece(np.frombuffer(raw, dtype=np.uint8, count=cut - start, offset=start))
+        if values is None:
             return None
-        parts.append(np.array(text[start:cut].split(), dtype=float))
+        parts.append(values)
         start = cut
     return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _plain_piece(piece: np.ndarray) -> np.ndarray | None:
+    blank = _BLANK_BYTES[piece]
+    if not np.all(blank | _NUMBER_BYTES[piece]):
+        return None
+    returns = np.flatnonzero(piece[:-1] == 13)  # a \r ends a line: before its \n, or the file's last byte
+    if len(returns) and not np.all(piece[returns + 1] == 10):
+        return None
+    newline = piece == 10
+    lines = int(np.count_nonzero(newline)) + (0 if piece[-1] == 10 else 1)
+    starts = np.flatnonzero(~blank & np.concatenate(([True], blank[:-1])))  # the first byte of every token
+    line_of = np.cumsum(newline)[starts]  # the line each token is on
+    if len(starts) != lines or np.any(line_of != np.arange(lines)):
+        return None
+    try:
+        numbers = np.fromstring(piece.tobytes(), sep=" ")
+    except ValueError:  # a token it cannot read whole
+        return None
+    return numbers if len(numbers) == lines else None
 
 
 def _score(line: str, name: str, lineno: int) -> float:

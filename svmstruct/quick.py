@@ -180,7 +180,10 @@ def _feature_arrays(texts: list):
 
     per_row = np.array([text.count(b":") for text in texts], dtype=np.int64)
     text = b" ".join(texts).replace(b":", b" ").strip()  # index value index value ...
-    numbers = np.fromstring(text, sep=" ") if text else np.zeros(0)  # (blank text would give [-1.0])
+    try:
+        numbers = np.fromstring(text, sep=" ") if text else np.zeros(0)  # (blank text would give [-1.0])
+    except ValueError:  # not expected after _FEATURES: the full reader decides
+        return None
     if len(numbers) != 2 * int(per_row.sum()):
         return None
     indices, values = numbers[0::2], numbers[1::2]  # indices: at most 18 digits (checked), whole floats
