@@ -1,4 +1,5 @@
 """The command line end to end: user errors, no partial outputs, determinism, the numba cache."""
+import gzip
 import os
 import subprocess
 import sys
@@ -147,6 +148,10 @@ def test_after_the_warm_up_no_command_compiles(tmp_path):
     assert warm.returncode == 0, warm.stderr
     runs = [["learn", "-l", loss, "-c", "1", "-v", "0", SMALL / "train.txt", tmp_path / f"{i}.model"]
             for i, loss in enumerate(["ndcg@10", "map", "pairs", "errorrate", "f1", "rocarea", "mrr"])]
+    # the numba paths of large inputs (small ones run in numpy): a gzipped file goes to the parsing kernels
+    (tmp_path / "train.txt.gz").write_bytes(gzip.compress((SMALL / "train.txt").read_bytes()))
+    runs += [["learn", "-l", loss, layout, "-c", "1", "-v", "0", tmp_path / "train.txt.gz", tmp_path / "big.model"]
+             for loss in ("pairs", "errorrate") for layout in ("--dense", "--layout=sparse")]
     runs += [["classify", SMALL / "test.txt", tmp_path / "0.model", tmp_path / "0.pred"],
              ["eval", "-m", "all", SMALL / "test.txt", tmp_path / "0.pred"]]
     for args in runs:
