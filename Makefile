@@ -121,7 +121,7 @@ bench-hashed: install
 
 # start-up of short commands: classify and eval on 10 lines, whole process (no shared data needed)
 bench-startup: install
-	$(BIN)/python scripts/bench_startup.py
+	ANCHOR_BIN=$(ANCHOR_BIN) $(BIN)/python scripts/bench_startup.py --shared $(SHARED)
 
 # training on Dask: the 1.2M-document synthetic set in 8 shards on local clusters of 1 and 2 workers
 bench-dask: install
