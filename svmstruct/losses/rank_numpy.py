@@ -50,6 +50,7 @@ class PairsOracle:
         with np.errstate(divide="ignore"):
             scale = 1.0 / pairs.astype(np.float64) if per_query_average else np.ones(len(sizes))
         self.scale = np.where(pairs > 0, scale, 0.0)
+        self.scale_of_document = self.scale[query]
         self.by_level = int(levels.max(initial=0)) <= LEVELS
         if not self.by_level:
             return
@@ -70,10 +71,10 @@ class PairsOracle:
         """(dcoef, summed Delta) with the kernel's scaling and order of additions."""
         above, below = self._counts_by_level(s) if self.by_level else self._counts_padded(s)
         n = len(s)
-        query, scale = self.query, self.scale
-        dcoef = np.where(self.pairs[query] > 0, scale[query] * (above - below).astype(np.float64), 0.0)
-        swapped = np.bincount(query, weights=above, minlength=len(scale))  # whole numbers: exact in float64
-        deltas = scale * swapped
+        # 0 where a query has no pair; + 0.0 makes 0 x (a negative count) the kernel's 0.0, not -0.0
+        dcoef = self.scale_of_document * (above - below).astype(np.float64) + 0.0
+        swapped = np.bincount(self.query, weights=above, minlength=len(self.scale))  # whole numbers: exact
+        deltas = self.scale * swapped
         return dcoef, float(np.cumsum(deltas)[-1]) + 0.0 if n and len(deltas) else 0.0  # left to right
 
     def _counts_by_level(self, s):
