@@ -102,8 +102,8 @@ def warm_up(say=print) -> None:
         for variant in (["--float32"], ["--dense"], ["--normalize", "query"], ["--normalize", "global"],
                         ["-c", "1,10", "--validate", d / "train.txt"]):
             _run(["learn", "-l", "pairs", *variant, "-v", "0", d / "train.txt.gz", d / "variant.model"])
-        for loss in ("pairs", "errorrate"):  # sparse data (text): CSR products, float32 and with the bias float64
-            _run(["learn", "-l", loss, "--layout", "sparse", "-v", "0", d / "train.txt.gz", d / "variant.model"])
+        for name in ("pairs", "errorrate"):  # sparse data (text): CSR products, float32 and with the bias float64
+            _run(["learn", "-l", name, "--layout", "sparse", "-v", "0", d / "train.txt.gz", d / "variant.model"])
         _run(["classify", "--format", "trec", d / "train.txt", d / "pairs.model", d / "run.txt"])
         (d / "kernel.model").write_text("\n".join([  # svm_light's kernel models (svmstruct.kernels)
             "SVM-light Version V6.20", "2 # kernel type", "3 # -d", "1 # -g", "1 # -s", "1 # -r", "empty# -u",
