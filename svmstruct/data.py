@@ -85,7 +85,7 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
     is the one reported). features=False (eval, qrels) checks every line alike but keeps no feature: X has
     no column, and memory is that of the targets, qids and docids (and one chunk's values at a time).
     """
-    if features and layout != "sparse":  # a small file stored dense: read without numba (the same Dataset)
+    if features:  # a small file stored dense: read without numba (the same Dataset)
         from svmstruct import quick
 
         small = quick.read_dataset(path, n_features, dtype, layout)

@@ -1,7 +1,7 @@
 """Small plain files without numba or scipy (their import and the kernels' cache cost about half a second; a
 Makefile that trains, scores and evaluates many small files pays it every time): `classify TEST MODEL
-[OUTPUT]` on a TEST of up to SMALL bytes, `eval`'s reading of labels, qids and docids from a file of up to
-LABELS bytes, and `learn`'s reading of a training file of up to TRAINING bytes that it stores dense.
+[OUTPUT]`, `eval`'s reading of labels, qids and docids, and `learn`'s reading of a training file it stores
+dense, each up to its size in svmstruct.small.
 
 It applies only where its answer is the full path's, to the bit: a regular, uncompressed file whose every
 line is plain (`target [qid:N] index:value ...`, indices increasing, values plain decimals, an optional
@@ -16,10 +16,8 @@ from __future__ import annotations
 import os
 import re
 
-# Files are read here at about 35 ms a MB (numba's tokenizer: ~1 ms a MB, after ~0.45 s to load numba)
-SMALL = 1 << 21  # bytes: classify scores files up to this size here (MQ2008 S5, 1.8 MB: 0.16 s whole process)
-LABELS = 1 << 22  # bytes: eval reads files up to this size here
-TRAINING = 1 << 23  # bytes: learn reads files up to this size here (an MQ2008 fold's 5.9 MB: 0.2 s)
+from svmstruct import small
+
 _DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _PLAIN = re.compile(rb"[ \t!-~]*\Z")  # printable ASCII, spaces and tabs: no byte the full reader treats otherwise
 HIGHEST_INDEX = (1 << 31) - 1
@@ -29,7 +27,7 @@ QID_DIGITS = 18  # the full reader's limit (svmlight_parser: at most 18 digits; 
 
 def classify(test_path: str, model_path: str) -> str | None:
     """The text `classify --format scores` writes, or None when the full path must run."""
-    content = _small_plain_bytes(test_path, SMALL)
+    content = _small_plain_bytes(test_path, small.CLASSIFY_BYTES)
     if content is None or model_path == "-" or not _small_regular(model_path, 1 << 26):
         return None
     features = plain_features(content)
@@ -92,7 +90,7 @@ def _small_plain_bytes(path: str, limit: int) -> bytes | None:
     return None if len(content) > limit or content[:2] == b"\x1f\x8b" else content
 
 
-def _small_regular(path: str, limit: int = SMALL) -> bool:
+def _small_regular(path: str, limit: int) -> bool:
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -149,7 +147,7 @@ def read_dataset(path: str, n_features: int | None, dtype, layout: str):
     it. Values are converted by numpy's text parser (correctly rounded, as float()) and stored in dtype."""
     import numpy as np
 
-    content = _small_plain_bytes(path, TRAINING)
+    content = _small_plain_bytes(path, small.TRAINING_BYTES)
     rows = None if content is None or layout == "sparse" else _scan_labels(content)
     if rows is None:
         return None
@@ -222,10 +220,10 @@ _FEATURES = re.compile(rb"(?:[ \t]+[0-9]{1,18}:[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)
 
 def read_labels(path: str):
     """The file's labels, qids and docids as a documents.Dataset without features (X has no columns), or
-    None when the full reader must decide: only a regular, uncompressed file of at most LABELS bytes whose
+    None when the full reader must decide: only a regular, uncompressed file of at most small.LABELS_BYTES whose
     every line is plain (as classify's; features checked for syntax, increasing indices and finite values)
     is read here, so this accepts exactly what the full reader accepts and reads it alike."""
-    content = _small_plain_bytes(path, LABELS)
+    content = _small_plain_bytes(path, small.LABELS_BYTES)
     rows = None if content is None else _scan_labels(content)
     if rows is None or _feature_arrays(rows[4]) is None:
         return None

@@ -2,15 +2,14 @@
 
 X is a scipy CSR matrix or a dense ndarray (data.read_svmlight(layout="dense")). scipy's and numpy's
 products upcast a float32 matrix to float64 first, a transient copy of the whole training set; the numba
-kernels of svmstruct.sparse_kernels read X in place. A small dense X (at most SMALL values) is multiplied
+kernels of svmstruct.sparse_kernels read X in place. A small dense X (at most small.VALUES) is multiplied
 here in numpy instead, column by column in the kernels' order of additions, so that the results are the
 kernels' to the bit (tests/test_small_inputs.py) and a small training run never loads numba.
 """
 import numpy as np
 
-from svmstruct import threads
+from svmstruct import small, threads
 
-SMALL = 1 << 20  # values of a dense X multiplied in numpy (20,000 LETOR documents: ~1 ms a product)
 PARALLEL_NNZ = 4_000_000  # below this many nonzeros threads cost more than they save
 SUMS = 4  # the dense kernel's interleaved partial sums per row
 
@@ -18,7 +17,7 @@ SUMS = 4  # the dense kernel's interleaved partial sums per row
 def matvec(X, w: np.ndarray) -> np.ndarray:
     """X @ w for a CSR matrix or a dense array X."""
     w = np.ascontiguousarray(w, dtype=np.float64)
-    if isinstance(X, np.ndarray) and X.size <= SMALL:
+    if isinstance(X, np.ndarray) and X.size <= small.VALUES:
         return _small_dense_matvec(X, w)
     from svmstruct import sparse_kernels as kernels
 
@@ -38,7 +37,7 @@ def matvec(X, w: np.ndarray) -> np.ndarray:
 def rmatvec(X, coef: np.ndarray) -> np.ndarray:
     """X.T @ coef for a CSR matrix or a dense array X (rows with a zero coefficient are skipped)."""
     coef = np.ascontiguousarray(coef, dtype=np.float64)
-    if isinstance(X, np.ndarray) and X.size <= SMALL:
+    if isinstance(X, np.ndarray) and X.size <= small.VALUES:
         return _small_dense_rmatvec(X, coef)
     from svmstruct import sparse_kernels as kernels
 

@@ -57,31 +57,13 @@ def _run(args: list) -> None:
         raise RuntimeError(f"svmstruct {' '.join(map(str, args))} failed: {err.getvalue().strip()}")
 
 
-@contextlib.contextmanager
-def _numba_paths():
-    """Tiny inputs take the numba paths here: small ones otherwise run in numpy (svmstruct.quick, sparse_ops and
-    the losses' *_numpy twins), which compiles nothing, and the first large input would compile its kernels."""
-    from svmstruct import quick, sparse_ops
-    from svmstruct.losses import perf_numpy, rank_numpy
-
-    limits = [(quick, "SMALL"), (quick, "LABELS"), (quick, "TRAINING"), (sparse_ops, "SMALL"), (rank_numpy, "SMALL"),
-              (perf_numpy, "SMALL")]
-    kept = [getattr(module, name) for module, name in limits]
-    for module, name in limits:
-        setattr(module, name, -1)
-    try:
-        yield
-    finally:
-        for (module, name), value in zip(limits, kept):
-            setattr(module, name, value)
-
-
 def warm_up(say=print) -> None:
-    """Run every command on tiny inputs (see the module docstring), by the numba paths."""
-    from svmstruct import losses
+    """Run every command on tiny inputs (see the module docstring), by the numba paths (small inputs
+    otherwise run in numpy, which compiles nothing, and the first large input would compile its kernels)."""
+    from svmstruct import losses, small
 
     rng = np.random.default_rng(0)
-    with tempfile.TemporaryDirectory() as tmp, _numba_paths():
+    with tempfile.TemporaryDirectory() as tmp, small.numba_paths():
         d = Path(tmp)
         _ranking_file(d / "train.txt", rng)
         (d / "train.txt.gz").write_bytes(gzip.compress((d / "train.txt").read_bytes()))

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from svmstruct import api, data, model, quick
+from svmstruct import api, data, model, quick, small
 
 from conftest import ROOT, invoke
 
@@ -99,7 +99,7 @@ def test_other_inputs_and_models_go_to_the_full_path(models, tmp_path):
     plain = b"1 qid:1 1:0.5 2:1\n0 qid:1 1:0.25\n"
     (tmp_path / "t.txt").write_bytes(plain)
     (tmp_path / "t.gz").write_bytes(gzip.compress(plain))
-    (tmp_path / "big.txt").write_bytes(plain * (quick.SMALL // len(plain) + 1))
+    (tmp_path / "big.txt").write_bytes(plain * (small.CLASSIFY_BYTES // len(plain) + 1))
     assert quick.classify(str(tmp_path / "t.txt"), str(path)) is not None
     for test in ("-", str(tmp_path / "t.gz"), str(tmp_path / "big.txt"), str(tmp_path / "absent.txt")):
         assert quick.classify(test, str(path)) is None
@@ -133,7 +133,7 @@ def test_classify_on_a_small_file_loads_neither_numba_nor_scipy(models, tmp_path
 
 
 def test_eval_of_a_letor_file_loads_neither_numba_nor_scipy_and_reports_as_the_full_reader(models, tmp_path):
-    """eval needs labels, qids and docids: a plain file up to quick.LABELS bytes is read without numba or scipy,
+    """eval needs labels, qids and docids: a plain file up to small.LABELS_BYTES is read without numba or scipy,
     and the report is the one the full reader's dataset gives."""
     from svmstruct import data, evaluate
 

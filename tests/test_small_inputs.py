@@ -15,7 +15,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from svmstruct import sparse_kernels, sparse_ops
+from svmstruct import small, sparse_kernels, sparse_ops
 
 BITS = dict(deadline=None, database=None, max_examples=300)
 VALUE = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5]),
@@ -54,10 +54,10 @@ def test_small_dense_matrices_are_multiplied_in_numpy_and_large_ones_by_the_kern
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 46)).astype(np.float32)
     w, coef = rng.normal(size=46), rng.normal(size=300)
-    small = sparse_ops.matvec(X, w), sparse_ops.rmatvec(X, coef)
-    monkeypatch.setattr(sparse_ops, "SMALL", 0)
-    large = sparse_ops.matvec(X, w), sparse_ops.rmatvec(X, coef)
-    assert bits(small[0]) == bits(large[0]) and bits(small[1]) == bits(large[1])
+    in_numpy = sparse_ops.matvec(X, w), sparse_ops.rmatvec(X, coef)
+    monkeypatch.setattr(small, "VALUES", 0)
+    by_kernels = sparse_ops.matvec(X, w), sparse_ops.rmatvec(X, coef)
+    assert bits(in_numpy[0]) == bits(by_kernels[0]) and bits(in_numpy[1]) == bits(by_kernels[1])
 
 
 @st.composite
@@ -188,15 +188,11 @@ def test_a_small_file_trains_without_numba_scipy_or_osqp(tmp_path, loss):
 
 
 @pytest.mark.parametrize("loss", ["pairs", "pairs-avg", "errorrate", "map"])
-def test_the_numpy_path_trains_the_numba_paths_model(tmp_path, monkeypatch, loss):
-    from svmstruct import quick, sparse_ops
-    from svmstruct.losses import perf_numpy, rank_numpy
-
+def test_the_numpy_path_trains_the_numba_paths_model(tmp_path, loss):
     from conftest import invoke
 
     args = ["learn", "-l", loss, "-c", "3", "-e", "0.01", str(SMALL_TRAIN)]
     assert invoke(*args, str(tmp_path / "small.model")).returncode == 0
-    for module, name in ((quick, "TRAINING"), (sparse_ops, "SMALL"), (rank_numpy, "SMALL"), (perf_numpy, "SMALL")):
-        monkeypatch.setattr(module, name, -1)
-    assert invoke(*args, str(tmp_path / "full.model")).returncode == 0
+    with small.numba_paths():
+        assert invoke(*args, str(tmp_path / "full.model")).returncode == 0
     assert (tmp_path / "small.model").read_bytes() == (tmp_path / "full.model").read_bytes()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from svmstruct import small
 from svmstruct.errors import InputError
 from svmstruct.losses import perf_codes as po
 from svmstruct.losses import perf_numpy
@@ -90,7 +91,7 @@ def _builder(code: int):
             )
         X = with_bias(data.X, bias)
 
-        if code == po.ERRORRATE and len(y) <= perf_numpy.SMALL:  # numpy: no numba to load, the same answers
+        if code == po.ERRORRATE and len(y) <= small.DOCUMENTS:  # numpy: no numba to load, the same answers
             def oracle(scores):
                 return perf_numpy.errorrate_examples(y, scores, qptr)
         else:

@@ -1,5 +1,5 @@
-"""numpy twin of svmstruct.losses.perf_oracles for the error rate on small training sets (at most SMALL
-documents): the same dcoef and Delta to the bit (tests/test_small_inputs.py), without loading numba.
+"""numpy twin of svmstruct.losses.perf_oracles for the error rate on small training sets (at most
+svmstruct.small.DOCUMENTS): the same dcoef and Delta to the bit (tests/test_small_inputs.py), without loading numba.
 
 Error rate (Joachims 2005): per example of N documents, ybar_i = -y_i iff y_i s_i < 1; dcoef_i = (100/N) y_i
 there, and Delta = 100/N added once per such document, left to right as the kernel adds it.
@@ -7,8 +7,6 @@ there, and Delta = 100/N added once per such document, left to right as the kern
 from __future__ import annotations
 
 import numpy as np
-
-SMALL = 20_000  # documents
 
 
 def errorrate_examples(y: np.ndarray, s: np.ndarray, qptr: np.ndarray):

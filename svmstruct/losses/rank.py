@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmstruct import threads
+from svmstruct import small, threads
 from svmstruct.errors import InputError
 from svmstruct.losses import rank_numpy
 from svmstruct.losses.base import Loss
@@ -39,7 +39,7 @@ def _pairs_builder(per_query_average: bool):
 def _pairs_oracle(y: np.ndarray, qptr: np.ndarray, per_query_average: bool):
     """(most_violated(scores), pairs per query): in numpy on a small training set (no numba to load; the same
     answers to the bit), else numba's rank_oracles."""
-    if len(y) <= rank_numpy.SMALL:
+    if len(y) <= small.DOCUMENTS:
         ranks, levels, pairs = rank_numpy.query_label_ranks(y, qptr)
         return rank_numpy.PairsOracle(qptr, ranks, levels, pairs, per_query_average), pairs
     from svmstruct.losses import rank_oracles

@@ -1,4 +1,4 @@
-"""numpy twins of svmstruct.losses.rank_oracles for small training sets (at most SMALL documents): the same
+"""numpy twins of svmstruct.losses.rank_oracles for small training sets (at most svmstruct.small.DOCUMENTS): the same
 dcoef and Delta to the bit (tests/test_small_inputs.py), without loading numba.
 
 Pair (i, j) of a query with label rank r_i > r_j is swapped iff s_i - 1 < s_j (the oracle's one rounding of
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-SMALL = 20_000  # documents
 LEVELS = 16  # label levels per query counted level by level (more: all pairs compared)
 PADDED = 1 << 22  # pair comparisons per batch of queries padded to one length
 
@@ -44,7 +43,7 @@ class PairsOracle:
     with what depends only on the labels (query_label_ranks) prepared once."""
 
     def __init__(self, qptr, ranks, levels, pairs, per_query_average: bool):
-        self.qptr, self.ranks, self.levels, self.pairs = qptr, ranks, levels, pairs
+        self.qptr, self.ranks = qptr, ranks
         sizes = np.diff(qptr)
         self.query = query = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
         with np.errstate(divide="ignore"):
