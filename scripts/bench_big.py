@@ -68,8 +68,8 @@ def kernel_rates(path: Path) -> dict:
     for layout, dense in (("parse dense", True), ("parse CSR", False)):
         arrays = (np.zeros((rows, width) if dense else (0, width)), np.zeros(rows + 1, np.int64),
                   np.empty(nnz, np.int32), np.empty(nnz), *per_row, *fallback)
-        rates[layout] = best(lambda dense=dense, arrays=arrays: parser.parse_lines(buf, n, 0, 0, 0, 0, dense, *arrays,
-                                                                                   0))
+        rates[layout] = best(lambda dense=dense, arrays=arrays: parser.parse_lines(buf, n, 0, 0, 0, 0, dense, True,
+                                                                                   *arrays, 0))
     return rates
 
 

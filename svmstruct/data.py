@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import math
+import os
 import re
 import zlib
 from collections import deque
@@ -82,20 +83,22 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
     gzip are spooled once. Both passes run over chunks of whole lines on numba's thread count
     (--threads): the first gives every chunk's rows, nonzeros and lines, so each chunk is parsed from
     its own offsets in parallel, and the results are taken in file order (the first error in the file
-    is the one reported). features=False (eval, qrels) checks every line alike but keeps no feature: X has
-    no column, and memory is that of the targets, qids and docids (and one chunk's values at a time).
+    is the one reported). features=False (eval, qrels) reads no feature (X has no
+    column): a line's target, qid (sid, cost) and comment are read and checked as always, the rest is skipped
+    unread, in one pass over the file (_read_labels).
     """
-    if features:  # a small file stored dense: read without numba (the same Dataset)
-        from svmstruct import quick
+    if not features:
+        return _read_labels(path, dtype)
+    from svmstruct import quick  # a small file stored dense: read without numba (the same Dataset)
 
-        small = quick.read_dataset(path, n_features, dtype, layout)
-        if small is not None:
-            return small
-    return _read(path, n_features, dtype, layout, features)
+    small = quick.read_dataset(path, n_features, dtype, layout)
+    if small is not None:
+        return small
+    return _read(path, n_features, dtype, layout)
 
 
-def _read(path: str, n_features: int | None, dtype, layout: str, features: bool) -> Dataset:
-    """read_svmlight by the parsing kernels (numba)."""
+def _read(path: str, n_features: int | None, dtype, layout: str) -> Dataset:
+    """read_svmlight by the parsing kernels (numba), in two passes."""
     name = "<stdin>" if path == "-" else path
     threads = policy.count()
     with io.open_binary(path) as f, ThreadPoolExecutor(threads) as pool:
@@ -117,29 +120,23 @@ def _read(path: str, n_features: int | None, dtype, layout: str, features: bool)
         dense = layout == "dense" or (layout == "auto" and rows * width * itemsize <= nnz * (itemsize + 4))
         if dense and width > COMPACT_ABOVE:
             dense = False  # parse sparse, compact the columns, then densify (below)
-        dense = dense and features  # without features: CSR, each chunk's values in scratch arrays of its own
-        kept = nnz if features else 0
-        out = _Arrays(
-            X=np.zeros((rows, width) if dense else (0, width), dtype=dtype),
-            indptr=np.zeros(rows + 1 if not dense else 1, dtype=np.int64),
-            indices=np.empty(0 if dense else kept, dtype=np.int32),
-            values=np.empty(0 if dense else kept, dtype=dtype),
-            y=np.empty(rows), qid=np.zeros(rows, dtype=np.int64), has_qid=np.zeros(rows, dtype=np.bool_),
-            lines=np.zeros(rows, dtype=np.int64), comment_start=np.zeros(rows, dtype=np.int64),
-            comment_end=np.zeros(rows, dtype=np.int64), dense=dense, features=features)
+        out = _Arrays.empty(rows, width, dtype, dense, nnz)
         docids = Docids()
         if not isinstance(f, gzip.GzipFile) and path != "-":
             f.seek(0)
         starts = []  # each chunk parses from its own (line, row, nonzero) offsets: known from the counts
         line = row = nz = 0
         for size, r, z, lines_in in counts:
-            starts.append((size, line, row, nz, z))
+            starts.append((size, line, row, nz))
             line, row, nz = line + lines_in, row + r, nz + z
         parse = lambda item: _parse_kernel(item[0], item[1], out, name)  # noqa: E731
         parsed_rows = 0
-        for (buf, (_, first_line, first_row, _, _)), calls in _in_order(pool, threads, parse,
+        for (buf, (_, first_line, first_row, _)), calls in _in_order(pool, threads, parse,
                                                                          zip(source(), starts)):
-            parsed_rows = _finish_chunk(buf, calls, first_line, first_row, out, name, docids)
+            problem = _finish_chunk(buf, calls, first_line, first_row, out, docids)
+            if problem is not None:
+                raise _first_error(problem, out, first_row, calls[-1][-1], name)
+            parsed_rows = calls[-1][-1]
     if parsed_rows != rows:
         raise InputError(f"the file changed while it was read ({parsed_rows} rows, expected {rows})", name)
     X, indptr, indices, values, y, qid, has_qid, lines = (out.X, out.indptr, out.indices, out.values, out.y, out.qid,
@@ -151,9 +148,7 @@ def _read(path: str, n_features: int | None, dtype, layout: str, features: bool)
     any_qid = bool(has_qid[0])
     qptr = group_queries(qid, lines, name) if any_qid else np.array([0, rows], dtype=np.int64)
     columns = None
-    if not features:
-        X = np.zeros((rows, 0), dtype=dtype)
-    elif not dense:
+    if not dense:
         if highest > COMPACT_ABOVE:  # whatever n_features asks: the model maps features by index
             columns, indices = _compact(indices, highest)
         import scipy.sparse as sp
@@ -165,6 +160,47 @@ def _read(path: str, n_features: int | None, dtype, layout: str, features: bool)
             dense_X[np.repeat(np.arange(rows), np.diff(X.indptr)), X.indices] = X.data
             X = dense_X
     return Dataset(X, y, qid, qptr, docids.freeze(), lines, name, any_qid, columns)
+
+
+def _read_labels(path: str, dtype) -> Dataset:
+    """read_svmlight(features=False), in one pass: every chunk of lines is parsed on its own (from its line 0 and
+    row 0, in parallel) into per-row arrays of its own, its features unread; in file order its
+    line numbers are shifted by the lines before it, its docids taken and its first problem reported. Memory
+    is that of the targets, qids, line numbers and docids (the chunks' rows are copied, in the calling thread,
+    into arrays sized from the first chunk's bytes per row and the file's size, whose untouched end costs
+    no memory); nothing is spooled (stdin and gzip are read once)."""
+    name = "<stdin>" if path == "-" else path
+    threads = policy.count()
+    out = None  # the file's rows so far: out's per-row arrays [:rows]
+    rows = first_line = 0
+    docids = Docids()
+    with io.open_binary(path) as f, ThreadPoolExecutor(threads) as pool:
+        size = None if path == "-" or isinstance(f, gzip.GzipFile) else os.fstat(f.fileno()).st_size
+        parse = lambda buf: _parse_alone(buf, name)  # noqa: E731
+        for buf, (chunk, calls, lines_in) in _in_order(pool, threads, parse, _complete_chunks(f, name, threads + 2)):
+            n = calls[-1][-1]
+            chunk.lines[:n] += first_line
+            problem = _finish_chunk(buf, calls, first_line, 0, chunk, docids)
+            if out is None:  # the file's rows estimated from the first chunk's (stdin, gzip: doubled as needed)
+                estimate = 64 * n if size is None else int(1.25 * n * size / len(buf))
+                out = _Arrays.empty(estimate + 1024, 0, np.float64, False, 0, features=False)
+            if rows + n > len(out.y):
+                out = out.rows_grown(max(2 * len(out.y), rows + n))
+            for field in ("y", "qid", "has_qid", "lines"):
+                getattr(out, field)[rows:rows + n] = getattr(chunk, field)[:n]
+            if problem is not None:
+                raise _first_error(problem, out, rows, rows + n, name)
+            rows += n
+            first_line += lines_in
+    if rows == 0 or out is None:
+        raise InputError("no examples", name)
+    y, qid, has_qid, lines = (getattr(out, field)[:rows] for field in ("y", "qid", "has_qid", "lines"))
+    mixed = _mixed_qid_error(out, rows, name)
+    if mixed is not None:
+        raise mixed
+    any_qid = bool(has_qid[0])
+    qptr = group_queries(qid, lines, name) if any_qid else np.array([0, rows], dtype=np.int64)
+    return Dataset(np.zeros((rows, 0), dtype=dtype), y, qid, qptr, docids.freeze(), lines, name, any_qid)
 
 
 def _compact(indices: np.ndarray, width: int) -> tuple:
@@ -230,7 +266,34 @@ class _Arrays:
     comment_start: np.ndarray
     comment_end: np.ndarray
     dense: bool
-    features: bool = True  # False: feature values are checked in per-chunk scratch arrays, not kept
+    features: bool = True  # False: the features are not read (X, indptr, indices, values unused)
+
+    @staticmethod
+    def empty(rows: int, width: int, dtype, dense: bool, nnz: int, features: bool = True) -> "_Arrays":
+        """Arrays for `rows` rows (the features dense, CSR of nnz values, or not read)."""
+        kept = nnz if features and not dense else 0
+        return _Arrays(
+            X=np.zeros((rows, width) if dense else (0, width), dtype=dtype),
+            indptr=np.zeros(rows + 1 if features and not dense else 1, dtype=np.int64),
+            indices=np.empty(kept, dtype=np.int32), values=np.empty(kept, dtype=dtype),
+            y=np.empty(rows), qid=np.zeros(rows, dtype=np.int64), has_qid=np.zeros(rows, dtype=np.bool_),
+            lines=np.zeros(rows, dtype=np.int64), comment_start=np.zeros(rows, dtype=np.int64),
+            comment_end=np.zeros(rows, dtype=np.int64), dense=dense, features=features)
+
+    def rows_grown(self, rows: int) -> "_Arrays":
+        """The per-row arrays (no features) with room for `rows` rows, the first ones kept (the rest not
+        written: np.empty's untouched pages take no memory)."""
+        grown = _Arrays(X=np.zeros((0, 0)), indptr=np.zeros(1, dtype=np.int64), indices=np.empty(0, dtype=np.int32),
+                        values=np.empty(0), y=np.empty(rows), qid=np.empty(rows, dtype=np.int64),
+                        has_qid=np.empty(rows, dtype=np.bool_), lines=np.empty(rows, dtype=np.int64),
+                        comment_start=np.empty(rows, dtype=np.int64), comment_end=np.empty(rows, dtype=np.int64),
+                        dense=False, features=False)
+        for field in _Arrays.PER_ROW:
+            old = getattr(self, field)
+            getattr(grown, field)[:len(old)] = old
+        return grown
+
+    PER_ROW = ("y", "qid", "has_qid", "lines", "comment_start", "comment_end")
 
 
 def _in_order(pool, threads: int, work, items):
@@ -257,14 +320,19 @@ def _parse_kernel(buf: bytes, start: tuple, out: _Arrays, name: str) -> list:
     """Run the parsing kernel over one chunk of whole lines from its offsets (on a worker thread: the
     kernel releases the GIL). Returns the kernel's calls: (fallback slots, starts, ends, code, error
     token span, previous index, the row reached); FULL asks for another call with more room."""
-    from svmstruct import svmlight_parser as parser
-
-    size, line, row, nz, chunk_nnz = start
+    size, line, row, nz = start
     if len(buf) != size:
         raise InputError("the file changed while it was read", name)
-    indices, values = out.indices, out.values
-    if not out.features:  # values parsed (and checked) into scratch arrays of this chunk, then dropped
-        indices, values, nz = np.empty(chunk_nnz, dtype=np.int32), np.empty(chunk_nnz, dtype=out.values.dtype), 0
+    calls, _, _ = _parse_calls(buf, line, row, nz, out, name)
+    return calls
+
+
+def _parse_calls(buf, line: int, row: int, nz: int, out: _Arrays, name: str, grow: bool = False) -> tuple:
+    """(the kernel's calls, out, lines parsed) over buf from (line, row, nz); a FULL call is followed by one with
+    twice the fallback room, or, when the rows are full, with out's per-row arrays twice as long (grow) — in
+    two passes they are sized by the count, so full rows mean the file changed."""
+    from svmstruct import svmlight_parser as parser
+
     arr = np.frombuffer(buf, dtype=np.uint8)
     calls = []
     capacity = 1 << 16
@@ -274,24 +342,39 @@ def _parse_kernel(buf: bytes, start: tuple, out: _Arrays, name: str) -> list:
         fb_start = np.empty(capacity, dtype=np.int64)
         fb_end = np.empty(capacity, dtype=np.int64)
         code, p, line, row, nz, count, t0, t1, last = parser.parse_lines(
-            arr, len(arr), p, line, row, nz, out.dense, out.X, out.indptr, indices, values, out.y, out.qid,
-            out.has_qid, out.lines, out.comment_start, out.comment_end, fb_pos, fb_start, fb_end, 0)
+            arr, len(arr), p, line, row, nz, out.dense, out.features, out.X, out.indptr, out.indices, out.values, out.y,
+            out.qid, out.has_qid, out.lines, out.comment_start, out.comment_end, fb_pos, fb_start, fb_end, 0)
         calls.append((fb_pos[:count], fb_start[:count], fb_end[:count], code, t0, t1, last, row))
         if code != parser.FULL:
-            return calls
-        capacity *= 2
+            return calls, out, line
+        if row == len(out.y):
+            if not grow:
+                raise InputError("the file changed while it was read", name)
+            out = out.rows_grown(2 * row)
+        else:
+            capacity *= 2
 
 
-def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out: _Arrays, name: str,
-                  docids: "Docids") -> int:
-    """In file order: convert the tokens off the kernel's fast path, report the chunk's first problem
-    (its line found from its byte position), add the docids. Returns the rows parsed so far."""
+def _parse_alone(buf, name: str) -> tuple:
+    """(_Arrays holding the chunk's rows first, the kernel's calls, its physical lines): a chunk parsed from line 0,
+    row 0, its features unread (_read_labels). The rows are calls[-1][-1]; a line the kernel stopped at may have
+    its target in the next row."""
+    out = _Arrays.empty(len(buf) // 256 + 64, 0, np.float64, False, 0, features=False)
+    calls, out, lines_in = _parse_calls(buf, 0, 0, 0, out, name, grow=True)
+    return out, calls, lines_in
+
+
+def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out: _Arrays,
+                  docids: "Docids") -> tuple | None:
+    """In file order: convert the tokens off the kernel's fast path and add the docids of the chunk's rows
+    (out's rows first_row: on); its first problem, (line, message), if it has one (the line found from the
+    problem's byte position and the lines before the chunk)."""
     from svmstruct import svmlight_parser as parser
 
     arr = np.frombuffer(buf, dtype=np.uint8)
     flat = out.X.reshape(-1) if out.dense else out.values
     newlines = None
-    for fb_pos, fb_start, fb_end, code, t0, t1, last, reached in calls:
+    for fb_pos, fb_start, fb_end, code, t0, t1, last, _ in calls:
         problems = []  # (byte position, message) of every bad token found
         for k in range(len(fb_pos)):
             raw = bytes(buf[fb_start[k]:fb_end[k]])
@@ -315,19 +398,25 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
             position, message = min(problems)
             if newlines is None:
                 newlines = np.flatnonzero(arr == parser.NEWLINE)
-            line = first_line + int(np.searchsorted(newlines, position)) + 1
-            # the first error in the file: a qid error of the lines before (found after reading) comes first
-            before = first_row + int(np.searchsorted(out.lines[first_row:reached], line))
-            earlier = _qid_error(out, before, name)
-            if earlier is not None and earlier.line is not None and earlier.line < line:
-                raise earlier
-            raise InputError(message, name, line)
+            return first_line + int(np.searchsorted(newlines, position)) + 1, message
     row_end = calls[-1][-1]
     start = np.empty(row_end, dtype=np.int64)  # indexed by row like the other arrays; only first_row: is used
     end = np.empty(row_end, dtype=np.int64)
     parser.docid_spans(arr, out.comment_start, out.comment_end, first_row, row_end, start, end)
     docids.extend_spans(arr, start[first_row:], end[first_row:], out.lines[first_row:row_end])
-    return row_end
+    return None
+
+
+def _first_error(problem: tuple, out: _Arrays, first_row: int, reached: int, name: str) -> InputError:
+    """The first error in the file, given a chunk's first problem (line, message) and out's rows up to `reached`
+    (the chunk's rows from first_row): a qid error of the lines before it (found only after reading) comes
+    first."""
+    line, message = problem
+    before = first_row + int(np.searchsorted(out.lines[first_row:reached], line))
+    earlier = _qid_error(out, before, name)
+    if earlier is not None and earlier.line is not None and earlier.line < line:
+        return earlier
+    return InputError(message, name, line)
 
 
 def from_arrays(X, y, qid=None, name: str = "<arrays>") -> tuple[Dataset, np.ndarray]:

@@ -69,11 +69,13 @@ def _plain_piece(piece: np.ndarray) -> np.ndarray | None:
     returns = np.flatnonzero(piece[:-1] == 13)  # a \r ends a line: before its \n, or the file's last byte
     if len(returns) and not np.all(piece[returns + 1] == 10):
         return None
-    newline = piece == 10
-    lines = int(np.count_nonzero(newline)) + (0 if piece[-1] == 10 else 1)
+    newlines = np.flatnonzero(piece == 10)
+    lines = len(newlines) + (0 if piece[-1] == 10 else 1)
     starts = np.flatnonzero(~blank & np.concatenate(([True], blank[:-1])))  # the first byte of every token
-    line_of = np.cumsum(newline)[starts]  # the line each token is on
-    if len(starts) != lines or np.any(line_of != np.arange(lines)):
+    if len(starts) != lines:
+        return None
+    # one token a line: token i after newline i - 1 and before newline i
+    if np.any(starts[1:] < newlines[:lines - 1]) or np.any(starts[:len(newlines)] > newlines):
         return None
     try:
         numbers = np.fromstring(piece.tobytes(), sep=" ")

@@ -19,6 +19,8 @@ from typing import Callable
 
 import numpy as np
 
+from svmstruct import batch_measures as batch
+
 
 def trec_order(scores: np.ndarray, docids) -> np.ndarray:
     """Indices by score descending, ties by docid descending (as trec_eval re-sorts a run).
@@ -32,13 +34,19 @@ def trec_order(scores: np.ndarray, docids) -> np.ndarray:
 # ---- query measures: f(labels in ranked order, all labels of the query, rel_threshold) -> value
 
 
+def sequential_sum(values) -> float:
+    """0.0 + values[0] + values[1] + ..., in that order, as trec_eval adds a query's terms (numpy's pairwise sum
+    can differ in the last bit)."""
+    return float(np.cumsum(np.concatenate(([0.0], values)))[-1])
+
+
 def average_precision(ranked, labels, t):
     rel = ranked > t
     total = int(np.sum(labels > t))
     if total == 0:
         return 0.0
     hits = np.cumsum(rel)
-    return float(np.sum(hits[rel] / (np.flatnonzero(rel) + 1)) / total)
+    return sequential_sum(hits[rel] / (np.flatnonzero(rel) + 1)) / total
 
 
 def precision_at(k):
@@ -62,7 +70,7 @@ def reciprocal_rank(ranked, labels, t):
 
 
 def _dcg(gains: np.ndarray) -> float:
-    return float(np.sum(gains / np.log2(np.arange(2, len(gains) + 2))))
+    return sequential_sum(gains / np.log2(np.arange(2, len(gains) + 2)))
 
 
 def trec_ndcg(k=None):
@@ -92,7 +100,8 @@ def exp_ndcg_at(k):
     """NDCG@k = DCG@k / ideal DCG@k with gain 2^label - 1; a query whose labels are all 0 scores 0."""
 
     def ndcg(ranked, labels, t):
-        best = _dcg(2.0 ** np.sort(labels)[::-1][:k] - 1.0)
+        # a copy: numpy's power takes another path on a reversed view, which can differ in the last bit
+        best = _dcg(2.0 ** np.sort(labels)[::-1][:k].copy() - 1.0)
         return _dcg(2.0 ** ranked[:k] - 1.0) / best if best > 0 else 0.0
 
     return ndcg
@@ -220,6 +229,7 @@ class Measure:
     per_query: bool
     fn: Callable
     largest_label: float = float("inf")  # labels beyond this overflow the measure's arithmetic (2^label)
+    batch: Callable | None = None  # per-query: fn of many queries at once (svmstruct.batch_measures), if written
 
 
 LARGEST_GAIN_LABEL = 1023  # 2^label - 1 is a finite double up to this label
@@ -227,17 +237,19 @@ LARGEST_GAIN_LABEL = 1023  # 2^label - 1 is a finite double up to this label
 
 _FILE = {"accuracy": accuracy, "error": error, "precision": precision, "recall": recall, "f1": fbeta(1.0),
          "prbep": prbep, "rocarea": rocarea, "avgprec": avgprec}
-_QUERY = {"map": average_precision, "recip_rank": reciprocal_rank, "ndcg": trec_ndcg(), "mrr": reciprocal_rank,
-          "wta": winner_takes_all, "pairacc": pair_accuracy, "eru": expected_rank_utility()}
+_QUERY = {"map": (average_precision, batch.average_precision), "recip_rank": (reciprocal_rank, batch.reciprocal_rank),
+          "ndcg": (trec_ndcg(), batch.trec_ndcg()), "mrr": (reciprocal_rank, batch.reciprocal_rank),
+          "wta": (winner_takes_all, batch.winner_takes_all), "pairacc": (pair_accuracy, None),
+          "eru": (expected_rank_utility(), None)}
 _ERU = re.compile(r"eru:([0-9.eE+-]+):([0-9.eE+-]+)$")
-_QUERY_AT = [  # (pattern, factory): names with a cutoff or parameter
-    (re.compile(r"P_(\d+)$"), precision_at),
-    (re.compile(r"p@(\d+)$"), precision_at),
-    (re.compile(r"recall_(\d+)$"), recall_at),
-    (re.compile(r"ndcg_cut_(\d+)$"), trec_ndcg),
-    (re.compile(r"ndcg@(\d+)$"), exp_ndcg_at),
-    (re.compile(r"dcg@(\d+)$"), exp_dcg_at),
-    (re.compile(r"err@(\d+)$"), expected_reciprocal_rank_at),
+_QUERY_AT = [  # (pattern, factory, batch factory): names with a cutoff or parameter
+    (re.compile(r"P_(\d+)$"), precision_at, batch.precision_at),
+    (re.compile(r"p@(\d+)$"), precision_at, batch.precision_at),
+    (re.compile(r"recall_(\d+)$"), recall_at, batch.recall_at),
+    (re.compile(r"ndcg_cut_(\d+)$"), trec_ndcg, batch.trec_ndcg),
+    (re.compile(r"ndcg@(\d+)$"), exp_ndcg_at, batch.exp_ndcg_at),
+    (re.compile(r"dcg@(\d+)$"), exp_dcg_at, batch.exp_dcg_at),
+    (re.compile(r"err@(\d+)$"), expected_reciprocal_rank_at, None),
 ]
 _FBETA = re.compile(r"f(?:beta)?([0-9.]+)$")
 
@@ -252,12 +264,15 @@ def lookup(name: str) -> Measure:
     if name in _FILE:
         return Measure(name, False, _FILE[name])
     if name in _QUERY:
-        return Measure(name, True, _QUERY[name])
-    for pattern, factory in _QUERY_AT:
+        fn, batch_fn = _QUERY[name]
+        return Measure(name, True, fn, batch=batch_fn)
+    for pattern, factory, batch_factory in _QUERY_AT:
         m = pattern.match(name)
         if m and int(m.group(1)) > 0:
+            k = int(m.group(1))
             exponential = factory in (exp_ndcg_at, exp_dcg_at, expected_reciprocal_rank_at)
-            return Measure(name, True, factory(int(m.group(1))), LARGEST_GAIN_LABEL if exponential else float("inf"))
+            return Measure(name, True, factory(k), LARGEST_GAIN_LABEL if exponential else float("inf"),
+                           batch_factory(k) if batch_factory else None)
     m = _ERU.match(name)
     if m:
         try:
@@ -278,28 +293,51 @@ def lookup(name: str) -> Measure:
 
 def trec_ranking(scores, qptr, docids) -> np.ndarray:
     """Every query's rows in trec_order (a permutation of all rows, query by query): one sort of the whole
-    file; the docids are looked at only in the queries that have tied scores."""
+    file (numpy), or of every query (numba, above small.DOCUMENTS rows); the docids are looked at only in the
+    queries that have tied scores."""
+    from svmstruct import small
+
     scores = np.asarray(scores, dtype=float)
-    query = np.repeat(np.arange(len(qptr) - 1), np.diff(qptr))
-    ranking = np.lexsort((-scores, query))
-    ranked, ranked_query = scores[ranking], query[ranking]
-    tie = (ranked[1:] == ranked[:-1]) & (ranked_query[1:] == ranked_query[:-1])  # neighbours of one query
-    tied = np.unique(ranked_query[1:][tie])
+    if len(scores) > small.DOCUMENTS:  # one sort per query (numba) instead of one of the whole file: ~5x faster
+        from svmstruct.eval_kernels import order_by_score
+
+        ranking = np.empty(len(scores), dtype=np.int64)
+        has_tie = np.empty(len(qptr) - 1, dtype=np.bool_)
+        order_by_score(scores, np.asarray(qptr, dtype=np.int64), ranking, has_tie)
+        tied = np.flatnonzero(has_tie)
+    else:
+        query = np.repeat(np.arange(len(qptr) - 1), np.diff(qptr))
+        ranking = np.lexsort((-scores, query))
+        ranked, ranked_query = scores[ranking], query[ranking]
+        tie = (ranked[1:] == ranked[:-1]) & (ranked_query[1:] == ranked_query[:-1])  # neighbours of one query
+        tied = np.unique(ranked_query[1:][tie])
     for q in tied.tolist():
         lo, hi = int(qptr[q]), int(qptr[q + 1])
         ranking[lo:hi] = lo + trec_order(scores[lo:hi], docids[lo:hi])
     return ranking
 
 
+BATCH_ROWS = 1 << 16  # rows of queries a batch measure takes at once (its temporary arrays stay small)
+
+
 def per_query(measure: Measure, labels, scores, qptr, docids, rel_threshold=0.0, ranking=None) -> np.ndarray:
     """The measure of every query (rows qptr[q]:qptr[q+1]) ranked by score, trec_eval's tie order
-    (ranking: trec_ranking's, when several measures share it)."""
+    (ranking: trec_ranking's, when several measures share it); by the measure's batch function, about
+    BATCH_ROWS rows of whole queries at a time, where it has one."""
     if ranking is None:
         ranking = trec_ranking(scores, qptr, docids)
     values = np.empty(len(qptr) - 1)
-    for q in range(len(qptr) - 1):
-        lo, hi = qptr[q], qptr[q + 1]
-        values[q] = measure.fn(labels[ranking[lo:hi]], labels[lo:hi], rel_threshold)
+    if measure.batch is None:
+        for q in range(len(qptr) - 1):
+            lo, hi = qptr[q], qptr[q + 1]
+            values[q] = measure.fn(labels[ranking[lo:hi]], labels[lo:hi], rel_threshold)
+        return values
+    q = 0
+    while q < len(qptr) - 1:
+        end = max(q + 1, int(np.searchsorted(qptr, qptr[q] + BATCH_ROWS, side="right")) - 1)
+        lo, hi = qptr[q], qptr[end]
+        values[q:end] = measure.batch(labels[ranking[lo:hi]], labels[lo:hi], qptr[q:end + 1] - lo, rel_threshold)
+        q = end
     return values
 
 

@@ -304,6 +304,17 @@ def _line_end(buf, p, n):
 
 
 @njit(cache=True)
+def _data_end(buf, p, n):
+    """The position of the first '#' or newline from p (n if none)."""
+    while p < n:
+        c = _at(buf, p)
+        if c == NEWLINE or c == HASH:
+            return p
+        p += 1
+    return n
+
+
+@njit(cache=True)
 def _line_and_content_end(buf, p, n):
     """(end of the line starting at p (its newline, or n), end of its data part (its first '#', or the
     line's end)) in one scan."""
@@ -385,16 +396,19 @@ def _store(dense, X, indices, data, row, nz, index, value):
 
 
 @njit(cache=True, nogil=True)
-def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qid, has_qid, lines,
+def parse_lines(buf, n, p, line, row, nz, dense, features, X, indptr, indices, data, y, qid, has_qid, lines,
                 comment_start, comment_end, fallback_pos, fallback_start, fallback_end, fallback_count):
     """Parse the complete lines of buf[p:n] into preallocated arrays from row `row` / nonzero `nz` on.
 
-    dense: write X[row, idx-1] (indices/data unused) else CSR (indptr, indices, data). A token that is
+    dense: write X[row, idx-1] (indices/data unused) else CSR (indptr, indices, data). features False: the
+    features are not read (eval needs a line's target, qid and comment): the rest of the line from its first
+    token that cannot be qid/sid/cost (not starting q, s or c) up to the comment is skipped unread. A token that is
     not in fast-path form is recorded as a fallback: fallback_pos = the slot it goes to (-1 - row for a
     target, row * width + j for dense, the CSR position otherwise) and its byte span.
     Returns (code, p, line, row, nz, fallback_count, error_start, error_end, previous_index): on an
     error, `line` is the offending line and error_start:error_end the token; code FULL asks for a
-    call with more fallback space from p (a line boundary).
+    call with more fallback space from p (a line boundary), or with more rows when row == len(y) (the
+    per-row arrays are full).
     """
     capacity = fallback_pos.shape[0]
     width = X.shape[1]
@@ -407,6 +421,8 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
         q = _skip_spaces(buf, p, n)
         target_read, stop, v = _number(buf, q, n)
         if target_read:  # a data line (a token): its row exists
+            if row == y.shape[0]:
+                return FULL, p, line - 1, row, line_nz, fallback_count, 0, 0, 0
             y[row] = v
             has_qid[row] = False
             qid[row] = 0
@@ -422,6 +438,10 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
             while True:
                 while q < n and _is_space(_at(buf, q)):
                     q += 1
+                if not features:  # unread from the first feature (a digit) to the comment
+                    if q < n and np.uint8(_at(buf, q) - np.uint8(48)) <= 9:
+                        q = _data_end(buf, q, n)
+                    break
                 k = q
                 index = 0
                 while k < n:
@@ -482,6 +502,8 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
             if t == q:  # blank or comment-only line
                 p = e + 1
                 continue
+            if row == y.shape[0]:
+                return FULL, p, line - 1, row, line_nz, fallback_count, 0, 0, 0
             fallback_pos[fallback_count] = -1 - row  # not in fast-path form: Python converts or rejects it
             fallback_start[fallback_count] = t
             fallback_end[fallback_count] = q
@@ -490,6 +512,8 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
             qid[row] = 0
         while True:
             q = _skip_spaces(buf, q, c_end)
+            if not features and q < c_end and _at(buf, q) != 113 and _at(buf, q) != 115 and _at(buf, q) != 99:
+                break  # not qid/sid/cost: the features, unread
             ok, stop, idx, v = _fast_feature(buf, q, c_end)
             if ok and idx > last:  # the common case, read once; anything else takes the careful path below
                 last = idx
@@ -568,7 +592,7 @@ def parse_lines(buf, n, p, line, row, nz, dense, X, indptr, indices, data, y, qi
                 fallback_start[fallback_count] = colon + 1
                 fallback_end[fallback_count] = q
                 fallback_count += 1
-        if not dense:
+        if not dense and features:
             indptr[row + 1] = nz
         lines[row] = line
         comment_start[row] = c_end + 1 if c_end < e else e

@@ -241,9 +241,9 @@ def test_a_qid_error_before_a_bad_token_is_the_one_reported(tmp_path, monkeypatc
 
 
 @pytest.mark.parametrize("layout", ["sparse", "dense"])
-def test_reading_without_features_checks_every_line_alike_and_keeps_the_rest(tmp_path, layout):
-    """features=False (eval, qrels) keeps no feature value but reads targets, qids, docids and lines as the
-    full read does, and rejects the same lines (a bad token, a value off the fast path that is not finite)."""
+def test_reading_without_features_reads_targets_qids_and_docids_alike_and_no_feature(tmp_path, layout):
+    """features=False (eval, qrels) reads targets, qids, docids and lines as the full read does, rejects the same
+    bad targets and qids, and does not read the features (what eval needs is there; classify checks them)."""
     path = tmp_path / "d.txt"
     path.write_text("# header\n2 qid:3 1:0.5 7:1e-300 9:123456789012345678901 # docid = a\n"
                     "0 qid:3 2:-1 # b\n\n1 qid:4 5:1 # c\n")
@@ -255,12 +255,17 @@ def test_reading_without_features_checks_every_line_alike_and_keeps_the_rest(tmp
     np.testing.assert_array_equal(labels.qptr, full.qptr)
     np.testing.assert_array_equal(labels.line, full.line)
     assert list(labels.docids) == list(full.docids) == ["a", "b", "c"]
-    for bad, message in [("1 qid:1 3:0.5 2:1\n", "must increase"), ("1 qid:1 3:1e999\n", "not finite"),
-                         ("1 qid:1 3:x\n", "not a number"), ("1 qid:1 3\n", "malformed")]:
+    for bad, message in [("x qid:1 3:0.5\n", "target is not a number"), ("1e999 qid:1 3:1\n", "target is not finite"),
+                         ("1 qid:x 3:1\n", "bad qid"), ("1 3:1\n", "either every line has a qid"),
+                         ("1 sid:q qid:1 3:1\n", "bad sid"), ("1 qid:1 qid:1 3:1\n", "qid must come once")]:
         path.write_text("0 qid:1 1:1\n" + bad)
         with pytest.raises(InputError, match=message) as raised:
             data.read_svmlight(str(path), layout=layout, features=False)
         assert raised.value.line == 2
+    for unread in ["1 qid:1 3:0.5 2:1 # d", "1 qid:1 3:1e999 # d", "1 qid:1 3:x", "1 qid:1 3", "1 sid:2 qid:1 x y"]:
+        path.write_text("0 qid:1 1:1 # a\n" + unread + "\n")
+        labels = data.read_svmlight(str(path), layout=layout, features=False)
+        assert labels.y.tolist() == [0.0, 1.0] and labels.qid.tolist() == [1, 1] and labels.line.tolist() == [1, 2]
 
 
 def _first_repeat_by_loop(docids, qptr):

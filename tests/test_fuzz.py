@@ -560,6 +560,32 @@ def test_mutated_files_dense_layout(workdir, raw, extra):
     read_against_reference(workdir, raw, "dense", chunk_for(raw, extra))
 
 
+@settings(max_examples=examples(500), **FAST)
+@given(raw=corrupt_file(), extra=CHUNK_EXTRA)
+def test_reading_without_features_agrees_with_the_full_reader(workdir, raw, extra):
+    """eval's reader (features=False: one pass, chunks parsed alone, features unread) gives the full reader's
+    targets, qids, docids and lines wherever the full reader accepts the file, and where it refuses a file
+    the full reader refuses it too, at that line or before (an earlier bad feature)."""
+    path = put(workdir, raw)
+    note(repr(raw))
+    chunk = chunk_for(raw, extra)
+    try:
+        labels = read(path, chunk, features=False)
+    except InputError as e:
+        with pytest.raises(InputError) as full_error:
+            read(path, chunk)
+        assert full_error.value.line is None or e.line is None or full_error.value.line <= e.line
+        return
+    try:
+        d = read(path, chunk)
+    except InputError:
+        return  # a bad feature, which eval does not read
+    assert labels.X.shape == (d.n_docs, 0)
+    assert [bits(v) for v in labels.y] == [bits(v) for v in d.y]
+    assert np.array_equal(labels.qid, d.qid) and np.array_equal(labels.qptr, d.qptr)
+    assert np.array_equal(labels.line, d.line) and list(labels.docids) == list(d.docids)
+
+
 # ---- the quick classify path (svmstruct.quick) reads exactly what the full reader reads
 
 LONG_DIGITS = st.builds(lambda zeros, digits: "0" * zeros + digits, st.integers(0, 20),
@@ -601,23 +627,24 @@ def test_the_quick_path_accepts_only_what_the_full_reader_reads_alike(workdir, r
     note(repr(raw))
     features, labels = quick.plain_features(raw), quick.read_labels(path)
     small = quick.read_dataset(path, None, np.float64, "dense")  # learn's reader
-    if features is None and labels is None and small is None:
+    if labels is not None:  # eval's reader of labels, qids and docids, against the kernels' (no feature read)
+        full = data._read_labels(path, np.float64)  # an InputError here is a disagreement
+        assert [bits(v) for v in labels.y] == [bits(v) for v in full.y]
+        assert np.array_equal(labels.qid, full.qid) and np.array_equal(labels.qptr, full.qptr)
+        assert np.array_equal(labels.line, full.line) and list(labels.docids) == list(full.docids)
+    if features is None and small is None:
         return
-    d = data._read(path, None, np.float64, "sparse", True)  # the kernels: an InputError here is a disagreement
+    d = data._read(path, None, np.float64, "sparse")  # the kernels: an InputError here is a disagreement
     if features is not None:
         per_row, indices, values = features
         ends = np.cumsum(per_row)
         rows = [list(zip(indices[e - k:e].tolist(), values[e - k:e].tolist())) for k, e in zip(per_row, ends)]
         assert rows_of(d) == [[(i, v) for i, v in row if v != 0] for row in rows]
     if small is not None:
-        dense = data._read(path, None, np.float64, "dense", True)
+        dense = data._read(path, None, np.float64, "dense")
         assert small.X.tobytes() == dense.X.tobytes() and small.X.shape == dense.X.shape
         assert small.y.tobytes() == dense.y.tobytes() and list(small.docids) == list(dense.docids)
         assert np.array_equal(small.qptr, dense.qptr) and np.array_equal(small.line, dense.line)
-    if labels is not None:  # eval's reader of labels, qids and docids
-        assert [bits(v) for v in labels.y] == [bits(v) for v in d.y]
-        assert np.array_equal(labels.qid, d.qid) and np.array_equal(labels.qptr, d.qptr)
-        assert np.array_equal(labels.line, d.line) and list(labels.docids) == list(d.docids)
 
 
 # ---- eval's prediction reader: one number in svm_light's syntax per line, else an error naming the line

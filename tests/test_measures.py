@@ -47,8 +47,8 @@ def test_trec_names_equal_pytrec_eval_per_query_and_mean(mq2008_test, variant):
     expected = pytrec_eval.RelevanceEvaluator(qrels, set(TREC_MEASURES.values())).evaluate(run)
     table = evaluate.measure_table(mq2008_test, scores, list(TREC_MEASURES))
     for ours, theirs in TREC_MEASURES.items():
-        for qid, values in expected.items():
-            assert table[ours][qid] == pytest.approx(values[theirs], abs=1e-9), (ours, qid)
+        for qid, values in expected.items():  # to the bit: the terms added in trec_eval's order
+            assert table[ours][qid] == values[theirs], (ours, qid)
         mean = np.mean([values[theirs] for values in expected.values()])
         assert table[ours]["all"] == pytest.approx(mean, abs=1e-9)
 
@@ -136,9 +136,20 @@ def test_midranks_equal_scipy_rankdata(seed):
     assert measures.midranks(np.array([])).shape == (0,) and measures.midranks(np.array([3.0])).tolist() == [1.0]
 
 
-def test_the_ranking_of_the_whole_file_is_every_querys_trec_order():
-    """measures.trec_ranking sorts all queries at once and looks at docids only where scores tie: the same
-    permutation as trec_order query by query (scores with many ties, -0.0 and 0.0 among them)."""
+@pytest.mark.parametrize("path", ["numpy", "numba"])
+def test_the_ranking_of_the_whole_file_is_every_querys_trec_order(path):
+    """measures.trec_ranking sorts every query by score (numpy's lexsort of the whole file, or numba's sort per
+    query for large files) and looks at docids only where scores tie: the same permutation as trec_order query
+    by query (scores with many ties, -0.0 and 0.0 among them)."""
+    import contextlib
+
+    from svmstruct import small
+
+    with small.numba_paths() if path == "numba" else contextlib.nullcontext():
+        _check_trec_ranking()
+
+
+def _check_trec_ranking():
     rng = np.random.default_rng(4)
     sizes = rng.integers(1, 9, size=300)
     qptr = np.concatenate([[0], np.cumsum(sizes)])
@@ -148,3 +159,56 @@ def test_the_ranking_of_the_whole_file_is_every_querys_trec_order():
     ranking = measures.trec_ranking(scores, qptr, docids)
     for lo, hi in zip(qptr[:-1], qptr[1:]):
         assert ranking[lo:hi].tolist() == (lo + measures.trec_order(scores[lo:hi], docids[lo:hi])).tolist()
+
+
+BATCHED = ["map", "recip_rank", "mrr", "ndcg", "wta", "P_1", "P_3", "p@2", "recall_1", "recall_4", "ndcg_cut_1",
+           "ndcg_cut_3", "ndcg@2", "ndcg@10", "dcg@3"]
+
+
+def _labels(kind: str, n: int, rng) -> np.ndarray:
+    if kind == "grades":
+        return rng.integers(0, 5, size=n).astype(float)
+    if kind == "binary":
+        return rng.choice([-1.0, 1.0], size=n)
+    if kind == "zero":
+        return np.zeros(n)
+    if kind == "negative":
+        return rng.integers(-3, 2, size=n).astype(float)
+    return np.round(rng.normal(size=n) * 3, 3)
+
+
+def test_batch_measures_equal_the_per_query_functions_to_the_bit():
+    """Every measure with a batch function gives the per-query function's value bit for bit, query by query
+    (random, degenerate and negative labels, tied scores, single-document queries), also across the blocks
+    per_query cuts the file into and whether a query's terms are added with other queries' or alone."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from svmstruct import batch_measures
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.integers(1, 9), min_size=1, max_size=12), st.integers(0, 2**32 - 1),
+           st.sampled_from(["grades", "binary", "zero", "negative", "real"]), st.sampled_from([0.0, 1.0]),
+           st.sampled_from([None, 1, 5]), st.sampled_from([1, 3, 32]))
+    def check(sizes, seed, kind, threshold, block, few):
+        rng = np.random.default_rng(seed)
+        qptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        n = int(qptr[-1])
+        labels = _labels(kind, n, rng)
+        scores = rng.integers(0, 3, size=n).astype(float)  # ties: the docids decide
+        docids = [f"d{i}" for i in rng.permutation(n)]
+        ranking = measures.trec_ranking(scores, qptr, docids)
+        for name in BATCHED:
+            m = measures.lookup(name)
+            assert m.batch is not None
+            loop = np.array([m.fn(labels[ranking[lo:hi]], labels[lo:hi], threshold)
+                             for lo, hi in zip(qptr[:-1], qptr[1:])])
+            old = measures.BATCH_ROWS, batch_measures.FEW
+            measures.BATCH_ROWS, batch_measures.FEW = block or old[0], few
+            try:
+                got = measures.per_query(m, labels, scores, qptr, docids, threshold, ranking)
+            finally:
+                measures.BATCH_ROWS, batch_measures.FEW = old
+            np.testing.assert_array_equal(got.view(np.int64), loop.view(np.int64), err_msg=name)
+
+    check()

@@ -157,7 +157,7 @@ def test_the_small_reader_gives_the_kernels_dataset(tmp_path_factory, text, dtyp
     path.write_text(text)
     small = quick.read_dataset(str(path), n_features, dtype, layout)
     try:
-        full = data._read(str(path), n_features, dtype, layout, True)
+        full = data._read(str(path), n_features, dtype, layout)
     except InputError:
         assert small is None  # the full reader reports it
         return
@@ -196,3 +196,18 @@ def test_the_numpy_path_trains_the_numba_paths_model(tmp_path, loss):
     with small.numba_paths():
         assert invoke(*args, str(tmp_path / "full.model")).returncode == 0
     assert (tmp_path / "small.model").read_bytes() == (tmp_path / "full.model").read_bytes()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.binary(min_size=0, max_size=80), min_size=1, max_size=40))
+def test_docid_hashes_in_numpy_are_the_kernels(names):
+    """documents.Docids.hashes (numpy, FNV-1a byte position by byte position) and eval_kernels.fnv_hashes (numba,
+    docid by docid): the same 64-bit hashes, also of docids longer than the 64 bytes hashed and of empty ones."""
+    from svmstruct.documents import Docids
+
+    docids = Docids()
+    docids.extend(names)
+    docids.freeze()
+    in_numpy = docids.hashes()
+    with small.numba_paths():
+        np.testing.assert_array_equal(docids.hashes(), in_numpy)
