@@ -13,18 +13,24 @@ from svmstruct.evaluator import Evaluation
 MU = 0.05
 CALLS = 16  # oracle calls of one line search at most
 TOLERANCE = 1e-9  # relative distance of the best point found to the lower model
+# the loop's own tolerance (C epsilon) times this is close enough: the certified gap closes to C epsilon, and
+# a point nearer the segment's best costs oracle calls that save no iteration. Measured (make bench-engine and
+# small runs): 0.03 halves the oracle calls (MQ2008 S1 pairs 162 -> 91, training 0.069 -> 0.049 s); 0.1 costs
+# iterations where the QPs dominate (corn errorrate -c 10000: 144 -> 169); 0 is the exact search.
+FRACTION_OF_EPSILON = 0.03
 
 
 def best_on_segment(evaluate: Callable[[float], Evaluation], C: float, n: int, w_b, w_t, at_b: tuple,
-                 at_t: Evaluation, max_evaluations: int | None = None) -> tuple[float, float, float]:
+                    at_t: Evaluation, max_evaluations: int | None = None,
+                    close_enough: float = 0.0) -> tuple[float, float, float]:
     """The best point of the segment w(l) = w_b + l (w_t - w_b), l in [0, 1], of the true objective
     f(l) = 1/2 |w(l)|^2 + C xi(l). f is the maximum of quadratics of curvature |d|^2 (d = w_t - w_b), one
     per output of the oracle (and xi = 0), each a lower bound of f everywhere. evaluate(l) is the oracle
     at the scores s_b + l (s_t - s_b) (svmstruct.evaluator): one oracle call, no product with X.
     A one-dimensional cutting-plane search: the pieces found at the two ends of the bracket (slope < 0
     on the left, >= 0 on the right) give a model max(q_lo, q_hi) <= f; the model's minimiser is evaluated
-    next and replaces the end on its side, until f there is within round-off of the model's minimum.
-    at_b = (slack value at w_b, dcoef_b . (s_t - s_b)); at_t the evaluation at w_t.
+    next and replaces the end on its side, until f there is within round-off of the model's minimum, or within
+    close_enough (absolute) of it. at_b = (slack value at w_b, dcoef_b . (s_t - s_b)); at_t the evaluation at w_t.
     Returns (step, f(step), the slack value at step)."""
     max_evaluations = CALLS if max_evaluations is None else max_evaluations
     d = w_t - w_b
@@ -64,12 +70,12 @@ def best_on_segment(evaluate: Callable[[float], Evaluation], C: float, n: int, w
             step = lo + (hi - lo) * gap_lo / (gap_lo + gap_hi) if gap_lo + gap_hi > 0 else 0.5 * (lo + hi)
         step = min(max(step, lo), hi)
         lower = max(piece(lo, f_lo, slope_lo, step), piece(hi, f_hi, slope_hi, step))
-        if best[0] - lower <= TOLERANCE * abs(best[0]) or not lo < step < hi:
+        if best[0] - lower <= max(TOLERANCE * abs(best[0]), close_enough) or not lo < step < hi:
             break
         f, slope, value = evaluated(step, evaluate(step))
         if f < best[0]:
             best = (f, step, value)
-        if f - lower <= TOLERANCE * abs(f):
+        if f - lower <= max(TOLERANCE * abs(f), close_enough):
             break
         if slope >= 0:
             hi, f_hi, slope_hi = step, f, slope

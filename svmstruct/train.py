@@ -285,8 +285,9 @@ def _move(s: LoopState, evaluator, line_search: bool) -> float:
     slope_best, at_t = evaluator.point(s.w_t)
     s.value_t = at_t.delta / n - at_t.margin / n
     if line_search:
-        step, s.primal, s.value_best = ocas.best_on_segment(evaluator.evaluate, C, n, s.w_best, s.w_t,
-                                                            (s.value_best, slope_best), at_t)
+        step, s.primal, s.value_best = ocas.best_on_segment(
+            evaluator.evaluate, C, n, s.w_best, s.w_t, (s.value_best, slope_best), at_t,
+            close_enough=ocas.FRACTION_OF_EPSILON * C * s.epsilon)
     else:
         step, s.value_best = 1.0, at_t.delta / n - at_t.margin / n
         s.primal = 0.5 * float(s.w_t @ s.w_t) + C * max(0.0, s.value_best)
