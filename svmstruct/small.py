@@ -13,8 +13,9 @@ LABELS_BYTES = 1 << 22  # eval reads labels, qids and docids of a plain file up 
 TRAINING_BYTES = 1 << 23  # learn reads a plain file it stores dense up to this size (a 5.9 MB MQ2008 fold: 0.2 s)
 DOCUMENTS = 20_000  # the pairs and error-rate oracles in numpy on training sets up to this size
 VALUES = 1 << 20  # products with a dense X of up to this many values in numpy (~1 ms each at the limit)
+MAP_QUERIES = 16  # SVM-map's oracle in numpy, a query at a time, up to this many queries (~130 µs a query a call)
 
-_LIMITS = ("CLASSIFY_BYTES", "LABELS_BYTES", "TRAINING_BYTES", "DOCUMENTS", "VALUES")
+_LIMITS = ("CLASSIFY_BYTES", "LABELS_BYTES", "TRAINING_BYTES", "DOCUMENTS", "VALUES", "MAP_QUERIES")
 
 
 @contextlib.contextmanager

@@ -111,6 +111,20 @@ def test_the_error_rate_oracle_in_numpy_is_the_kernels_to_the_bit(problem, one_e
     assert got[2].tolist() == want[2].tolist()
 
 
+@settings(**BITS)
+@given(problem=ranking_problem())
+def test_the_map_oracle_in_numpy_is_the_kernels_to_the_bit(problem):
+    """SVM-map's oracle (map_numpy, a query at a time) against map_oracles: the same dcoef and Delta bit for bit,
+    ties in score (the grid of 0.5), queries with one class only, empty queries."""
+    from svmstruct.losses import map_numpy, map_oracles
+
+    y, s, qptr = problem
+    relevant = np.where(y > 0, 1.0, -1.0)
+    want = map_oracles.map_most_violated(relevant, s, qptr)
+    got = map_numpy.map_most_violated(relevant, s, qptr)
+    assert bits(got[0]) == bits(want[0]) and bits(np.array(got[1])) == bits(np.array(want[1]))
+
+
 # ---- the reader: quick.read_dataset against the parsing kernels (data._read)
 
 NUMBER = st.one_of(st.sampled_from(["0", "-0", "-0.0", "1", ".5", "1e-3", "2.5E+2", "+3", "1e-50", "3.4e38"]),
@@ -178,10 +192,26 @@ LOADED = ("import sys; from svmstruct import cli; {call}; "
           "print(sorted(m for m in ('numba', 'scipy', 'osqp') if m in sys.modules))")
 
 
-@pytest.mark.parametrize("loss", ["pairs", "pairs-avg", "errorrate"])
+def _few_queries(folder: Path) -> Path:
+    """The first small.MAP_QUERIES queries of SMALL_TRAIN (SVM-map's numpy oracle takes them)."""
+    lines, qids = [], []
+    for line in SMALL_TRAIN.read_text().splitlines():
+        qid = line.split()[1]
+        if qid not in qids:
+            if len(qids) == small.MAP_QUERIES:
+                break
+            qids.append(qid)
+        lines.append(line)
+    path = folder / "few.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("loss", ["pairs", "pairs-avg", "errorrate", "map"])
 def test_a_small_file_trains_without_numba_scipy_or_osqp(tmp_path, loss):
     model = tmp_path / "m.model"
-    call = f"cli.main(['learn', '-l', '{loss}', '-c', '1', '-v', '0', {str(SMALL_TRAIN)!r}, {str(model)!r}])"
+    train = _few_queries(tmp_path) if loss == "map" else SMALL_TRAIN
+    call = f"cli.main(['learn', '-l', '{loss}', '-c', '1', '-v', '0', {str(train)!r}, {str(model)!r}])"
     done = subprocess.run([sys.executable, "-c", LOADED.format(call=call)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]" and model.exists()
@@ -191,7 +221,8 @@ def test_a_small_file_trains_without_numba_scipy_or_osqp(tmp_path, loss):
 def test_the_numpy_path_trains_the_numba_paths_model(tmp_path, loss):
     from conftest import invoke
 
-    args = ["learn", "-l", loss, "-c", "3", "-e", "0.01", str(SMALL_TRAIN)]
+    train = _few_queries(tmp_path) if loss == "map" else SMALL_TRAIN
+    args = ["learn", "-l", loss, "-c", "3", "-e", "0.01", str(train)]
     assert invoke(*args, str(tmp_path / "small.model")).returncode == 0
     with small.numba_paths():
         assert invoke(*args, str(tmp_path / "full.model")).returncode == 0
