@@ -415,15 +415,25 @@ def classify_command(output_format, tag, verbosity, test_file, model_file, outpu
     fmt = output_format or formats[0]
     if fmt not in formats:
         raise UsageError(f"--format {fmt} does not apply to a {trained.loss} model (it writes {', '.join(formats)})")
-    dataset = data.read_svmlight(test_file, dtype=np.dtype(trained.precision))  # as learn stored its data
-    if loss is not None and loss.predict is not None:
-        text = loss.predict(trained, dataset, fmt, tag)
+    dtype = np.dtype(trained.precision)  # as learn stored its data
+    if fmt == "scores" and (loss is None or loss.predict is None) and trained.normalize != "query" \
+            and trained.kernel is None:  # a score a line: the file a part at a time (memory of one part's matrix)
+        parts, n_docs = [], 0
+        for part in data.read_parts(test_file, dtype):
+            parts.append("".join(f"{s:.8f}\n" for s in model.score(trained, part)))
+            n_docs += part.n_docs
+        text = "".join(parts)
     else:
-        scores = model.score(trained, dataset)
-        text = trec.format_run(dataset, scores, tag) if fmt == "trec" else "".join(f"{s:.8f}\n" for s in scores)
+        dataset = data.read_svmlight(test_file, dtype=dtype)
+        n_docs = dataset.n_docs
+        if loss is not None and loss.predict is not None:
+            text = loss.predict(trained, dataset, fmt, tag)
+        else:
+            scores = model.score(trained, dataset)
+            text = trec.format_run(dataset, scores, tag) if fmt == "trec" else "".join(f"{s:.8f}\n" for s in scores)
     io.write_output(output, text)
     if verbosity >= 1:
-        say(f"Scored {dataset.n_docs} documents of {dataset.path} with {model_file}")
+        say(f"Scored {n_docs} documents of {'<stdin>' if test_file == io.STDIO else test_file} with {model_file}")
 
 
 def evaluate_command(measure_names, per_query, output_format, rel_threshold, write_qrels, subtopics, alpha, test_file,

@@ -100,9 +100,19 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
 def _read(path: str, n_features: int | None, dtype, layout: str) -> Dataset:
     """read_svmlight by the parsing kernels (numba), in two passes."""
     name = "<stdin>" if path == "-" else path
+    with io.open_binary(path) as f:
+        dataset = _read_from(f, name, path != "-" and not isinstance(f, gzip.GzipFile), n_features, dtype, layout)
+    assert dataset is not None
+    return dataset
+
+
+def _read_from(f, name: str, seekable: bool, n_features: int | None, dtype, layout: str, first_line: int = 0,
+               empty_ok: bool = False) -> Dataset | None:
+    """_read of an open file (spooled first unless seekable), its lines numbered from first_line + 1; None for
+    a file without a data line when empty_ok."""
     threads = policy.count()
-    with io.open_binary(path) as f, ThreadPoolExecutor(threads) as pool:
-        if path == "-" or isinstance(f, gzip.GzipFile):
+    with ThreadPoolExecutor(threads) as pool:
+        if not seekable:
             chunks = [bytes(chunk) for chunk in _complete_chunks(f, name)]
             source = lambda: iter(chunks)  # noqa: E731
         else:  # _in_order holds at most threads + 1 chunks, and the one given to the caller
@@ -114,6 +124,8 @@ def _read(path: str, n_features: int | None, dtype, layout: str) -> Dataset:
             highest = max(highest, h)
         rows, nnz = sum(c[1] for c in counts), sum(c[2] for c in counts)
         if rows == 0:
+            if empty_ok:
+                return None
             raise InputError("no examples", name)
         width = max(highest, n_features or 0)
         itemsize = np.dtype(dtype).itemsize
@@ -122,10 +134,10 @@ def _read(path: str, n_features: int | None, dtype, layout: str) -> Dataset:
             dense = False  # parse sparse, compact the columns, then densify (below)
         out = _Arrays.empty(rows, width, dtype, dense, nnz)
         docids = Docids()
-        if not isinstance(f, gzip.GzipFile) and path != "-":
+        if seekable:
             f.seek(0)
         starts = []  # each chunk parses from its own (line, row, nonzero) offsets: known from the counts
-        line = row = nz = 0
+        line, row, nz = first_line, 0, 0
         for size, r, z, lines_in in counts:
             starts.append((size, line, row, nz))
             line, row, nz = line + lines_in, row + r, nz + z
@@ -160,6 +172,91 @@ def _read(path: str, n_features: int | None, dtype, layout: str) -> Dataset:
             dense_X[np.repeat(np.arange(rows), np.diff(X.indptr)), X.indices] = X.data
             X = dense_X
     return Dataset(X, y, qid, qptr, docids.freeze(), lines, name, any_qid, columns)
+
+
+PART_BYTES = 1 << 26  # read_parts: whole lines of about this many bytes a part
+
+
+def read_parts(path: str, dtype=np.float32, part_bytes: int | None = None):
+    """read_svmlight(path, dtype=dtype) as consecutive Datasets (CSR) of whole lines, about part_bytes
+    (PART_BYTES) of the file each, for scoring a file without holding its whole matrix: the rows, values, line
+    numbers and docids of the whole file's Dataset, part by part (a part without a data line is skipped), and
+    its checks across the parts: a qid on every line or on none, a qid that comes back after another. An error
+    is reported when its part is read, the parts in file order (so the earliest of two kinds of error in two
+    parts, where the whole file would report its qid errors after every malformed token)."""
+    name = "<stdin>" if path == "-" else path
+    first_line = 0
+    with_qid = None  # the first part's
+    last_qid = None  # the qid of the last row so far (its query may go on in the next part)
+    first_seen: dict = {}  # qid -> the line of its query's first row
+    with io.open_binary(path) as f:
+        for part, lines_in in _whole_line_parts(f, name, part_bytes or PART_BYTES):
+            d = _read_from(_PartReader(part), name, True, None, dtype, "sparse", first_line, empty_ok=True)
+            first_line += lines_in
+            if d is None:
+                continue
+            if with_qid is None:
+                with_qid = d.has_qid
+            if d.has_qid != with_qid:
+                raise InputError("either every line has a qid or none has", name, int(d.line[0]))
+            if d.has_qid:
+                for start in d.qptr[:-1].tolist():
+                    qid, line = int(d.qid[start]), int(d.line[start])
+                    if start == 0 and qid == last_qid:
+                        continue  # the query of the part before goes on
+                    if qid in first_seen:
+                        raise InputError(f"qid {qid} reappears after another qid (first seen at line "
+                                         f"{first_seen[qid]}); lines of one query must be contiguous", name, line)
+                    first_seen[qid] = line
+                last_qid = int(d.qid[-1])
+            yield d
+    if with_qid is None:
+        raise InputError("no examples", name)
+
+
+def _whole_line_parts(f, name: str, size: int):
+    """(part, its newlines): the file's text in parts of whole lines of about `size` bytes (the last as the file
+    ends), each a view of one reused buffer (fresh memory costs page faults: ~3 s a GB on this project's
+    machine), valid until the next part is asked for."""
+    buf = bytearray(size)
+    kept = 0  # bytes of an unfinished line at the front of buf
+    while True:
+        try:
+            got = f.readinto(memoryview(buf)[kept:])
+        except (OSError, EOFError, zlib.error) as e:
+            raise InputError(f"cannot read (corrupt or truncated?): {e}", name) from None
+        if not got:
+            if kept:
+                yield memoryview(buf)[:kept], buf.count(b"\n", 0, kept)
+            return
+        total = kept + got
+        cut = buf.rfind(b"\n", 0, total) + 1
+        if cut == 0:  # a line longer than the buffer: a new one, twice as long (the old may still be viewed)
+            kept = total
+            if total == len(buf):
+                grown = bytearray(2 * len(buf))
+                grown[:total] = buf[:total]
+                buf = grown
+            continue
+        yield memoryview(buf)[:cut], buf.count(b"\n", 0, cut)
+        kept = total - cut
+        buf[:kept] = buf[cut:total]
+
+
+class _PartReader:
+    """A part of a file (a memoryview) as the seekable binary file _read_from reads, without a copy of it."""
+
+    def __init__(self, data: memoryview):
+        self.data, self.at = data, 0
+
+    def readinto(self, buffer) -> int:
+        n = min(len(buffer), len(self.data) - self.at)
+        buffer[:n] = self.data[self.at:self.at + n]
+        self.at += n
+        return n
+
+    def seek(self, at: int) -> None:
+        self.at = at
 
 
 def _read_labels(path: str, dtype) -> Dataset:

@@ -304,3 +304,82 @@ def test_duplicate_docids_are_found_as_by_a_loop_also_when_hashes_collide(tmp_pa
         assert raised.value.line == r + 1
         message = f"docid {names[r]} appears twice in query {d.qid[r]} (lines {earlier + 1} and {r + 1})"
         assert message in str(raised.value)
+
+
+def _rows(d):
+    """Every row's (index, value) pairs of a CSR Dataset, by feature index."""
+    columns = np.arange(d.n_features) if d.columns is None else d.columns
+    return [[(int(columns[j]) + 1, float(v)) for j, v in zip(d.X[r].indices, d.X[r].data)] for r in range(d.n_docs)]
+
+
+def _random_file(rng, with_qid: bool = True) -> str:
+    lines = ["# a header"]
+    for q in range(int(rng.integers(1, 12))):
+        for _ in range(int(rng.integers(1, 6))):
+            indices = np.sort(rng.choice(np.arange(1, 40), size=int(rng.integers(0, 6)), replace=False))
+            features = " ".join(f"{i}:{rng.normal():.4g}" for i in indices)
+            qid = f"qid:{q + 1} " if with_qid else ""
+            lines.append(f"{rng.integers(0, 3)} {qid}{features} # d{q}-{rng.integers(10**6)}")
+            if rng.random() < 0.1:
+                lines.append("")
+    return "\n".join(lines) + ("\n" if rng.random() < 0.8 else "")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_reading_in_parts_gives_the_whole_files_rows(tmp_path, seed):
+    """read_parts (classify's reader of large files): the parts one after the other are the whole file's
+    Dataset — rows, values, lines, qids, docids — whatever the part size, down to a line a part."""
+    rng = np.random.default_rng(seed)
+    path = tmp_path / "f.txt"
+    path.write_text(_random_file(rng, with_qid=seed % 3 != 0))
+    whole = data.read_svmlight(str(path), dtype=np.float64)
+    for size in (1, 7, 64, 300, 1 << 20):
+        parts = list(data.read_parts(str(path), np.float64, part_bytes=size))
+        assert sum(p.n_docs for p in parts) == whole.n_docs
+        for name in ("y", "qid", "line"):
+            assert np.concatenate([getattr(p, name) for p in parts]).tolist() == getattr(whole, name).tolist()
+        assert [doc for p in parts for doc in p.docids] == list(whole.docids)
+        assert [row for p in parts for row in _rows(p)] == _rows(whole)
+
+
+@pytest.mark.parametrize("size", [1, 20, 1 << 20])
+def test_reading_in_parts_reports_the_whole_files_errors(tmp_path, size):
+    """Across parts as in one: a qid that comes back, a qid on some lines only, a bad token (its line in the
+    file), no data line at all."""
+    path = tmp_path / "f.txt"
+    cases = [("0 qid:1 1:1\n0 qid:2 1:1\n# c\n0 qid:1 1:1\n",
+              r"qid 1 reappears after another qid \(first seen at line 1\)", 4),
+             ("0 qid:1 1:1\n0 qid:1 1:1\n0 1:1\n", "either every line has a qid or none has", 3),
+             ("0 qid:1 1:1\n\n0 qid:1 1:1 2:x\n", "feature value is not a number", 3),
+             ("# only\n\n# comments\n", "no examples", None)]
+    for text, message, line in cases:
+        path.write_text(text)
+        with pytest.raises(InputError, match=message) as whole:
+            data.read_svmlight(str(path))
+        with pytest.raises(InputError, match=message) as parts:
+            list(data.read_parts(str(path), part_bytes=size))
+        assert parts.value.line == whole.value.line == line
+        assert str(parts.value) == str(whole.value)
+
+
+def test_classify_scores_a_file_a_part_at_a_time_as_a_whole(tmp_path, monkeypatch):
+    """classify's scores read in parts of a few lines (data.PART_BYTES) equal those of the whole file read at
+    once (the same CSR products, row by row); gzip and stdin alike."""
+    from svmstruct import model
+
+    from conftest import invoke
+
+    rng = np.random.default_rng(5)
+    train, test = tmp_path / "train.txt", tmp_path / "test.txt"
+    train.write_text(_random_file(rng))
+    test.write_text(_random_file(rng))
+    assert invoke("learn", "-l", "pairs", "-c", "1", "-v", "0", train, tmp_path / "m.model").returncode == 0
+    trained = model.load_model(str(tmp_path / "m.model"))
+    whole = data.read_svmlight(str(test))
+    expected = "".join(f"{s:.8f}\n" for s in model.score(trained, whole))
+    monkeypatch.setattr(data, "PART_BYTES", 50)
+    (tmp_path / "test.txt.gz").write_bytes(gzip.compress(test.read_bytes()))
+    for source, stdin in ((test, None), (tmp_path / "test.txt.gz", None), ("-", test.read_text())):
+        done = invoke("classify", "-v", "0", source, tmp_path / "m.model", tmp_path / "p.txt", stdin=stdin)
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "p.txt").read_text() == expected

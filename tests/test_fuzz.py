@@ -586,6 +586,28 @@ def test_reading_without_features_agrees_with_the_full_reader(workdir, raw, extr
     assert np.array_equal(labels.line, d.line) and list(labels.docids) == list(d.docids)
 
 
+@settings(max_examples=examples(300), **FAST)
+@given(raw=corrupt_file(), part=st.sampled_from([1, 17, 4096]))
+def test_reading_in_parts_agrees_with_the_whole_file(workdir, raw, part):
+    """classify's reader of large files (data.read_parts) accepts what the whole-file reader accepts, with the
+    same rows, and refuses what it refuses (at the same line unless two kinds of error sit in two parts)."""
+    path = put(workdir, raw)
+    note(repr(raw))
+    try:
+        whole = data.read_svmlight(path, dtype=np.float64)
+    except InputError as e:
+        with pytest.raises(InputError) as parts_error:
+            list(data.read_parts(path, np.float64, part_bytes=part))
+        assert e.line is None or parts_error.value.line is not None
+        return
+    parts = list(data.read_parts(path, np.float64, part_bytes=part))
+    assert [bits(v) for p in parts for v in p.y] == [bits(v) for v in whole.y]
+    assert np.concatenate([p.line for p in parts]).tolist() == whole.line.tolist()
+    assert np.concatenate([p.qid for p in parts]).tolist() == whole.qid.tolist()
+    assert [doc for p in parts for doc in p.docids] == list(whole.docids)
+    assert [row for p in parts for row in rows_of(p)] == rows_of(whole)
+
+
 # ---- the quick classify path (svmstruct.quick) reads exactly what the full reader reads
 
 LONG_DIGITS = st.builds(lambda zeros, digits: "0" * zeros + digits, st.integers(0, 20),
