@@ -30,11 +30,11 @@ _NON_FINITE = re.compile(rb"[+-]?(?:nan|inf|infinity)\Z", re.IGNORECASE)
 COMPACT_ABOVE = 1 << 20
 
 
-def _complete_chunks(f, name: str, buffers: int = 1):
-    """Successive buffers of whole lines (a missing final newline is added), read into `buffers` reused
-    bytearrays in turn: each yielded memoryview stays valid until `buffers` more are requested (no copy,
-    and no fresh memory to fault in for every chunk)."""
-    pool = [bytearray(CHUNK)]  # grown to `buffers` as needed: a small file touches no more memory than it fills
+def _complete_chunks(f, name: str, buffers: int = 1, size: int | None = None):
+    """Successive buffers of whole lines of about `size` bytes (CHUNK; a missing final newline is added), read
+    into `buffers` reused bytearrays in turn: each yielded memoryview, of its buffer from its start, stays valid
+    until `buffers` more are requested (no copy, and no fresh memory to fault in for every chunk)."""
+    pool = [bytearray(size or CHUNK)]  # grown to `buffers` as needed: a small file touches no more memory than it fills
     turn = 0
     buf = pool[0]
     kept = 0  # bytes of an unfinished line at the front of buf
@@ -190,9 +190,10 @@ def read_parts(path: str, dtype=np.float32, part_bytes: int | None = None):
     last_qid = None  # the qid of the last row so far (its query may go on in the next part)
     first_seen: dict = {}  # qid -> the line of its query's first row
     with io.open_binary(path) as f:
-        for part, lines_in in _whole_line_parts(f, name, part_bytes or PART_BYTES):
+        # one reused buffer (fresh memory costs page faults: ~3 s a GB on this project's machine)
+        for part in _complete_chunks(f, name, size=part_bytes or PART_BYTES):
             d = _read_from(_PartReader(part), name, True, None, dtype, "sparse", first_line, empty_ok=True)
-            first_line += lines_in
+            first_line += part.obj.count(b"\n", 0, len(part))
             if d is None:
                 continue
             if with_qid is None:
@@ -212,35 +213,6 @@ def read_parts(path: str, dtype=np.float32, part_bytes: int | None = None):
             yield d
     if with_qid is None:
         raise InputError("no examples", name)
-
-
-def _whole_line_parts(f, name: str, size: int):
-    """(part, its newlines): the file's text in parts of whole lines of about `size` bytes (the last as the file
-    ends), each a view of one reused buffer (fresh memory costs page faults: ~3 s a GB on this project's
-    machine), valid until the next part is asked for."""
-    buf = bytearray(size)
-    kept = 0  # bytes of an unfinished line at the front of buf
-    while True:
-        try:
-            got = f.readinto(memoryview(buf)[kept:])
-        except (OSError, EOFError, zlib.error) as e:
-            raise InputError(f"cannot read (corrupt or truncated?): {e}", name) from None
-        if not got:
-            if kept:
-                yield memoryview(buf)[:kept], buf.count(b"\n", 0, kept)
-            return
-        total = kept + got
-        cut = buf.rfind(b"\n", 0, total) + 1
-        if cut == 0:  # a line longer than the buffer: a new one, twice as long (the old may still be viewed)
-            kept = total
-            if total == len(buf):
-                grown = bytearray(2 * len(buf))
-                grown[:total] = buf[:total]
-                buf = grown
-            continue
-        yield memoryview(buf)[:cut], buf.count(b"\n", 0, cut)
-        kept = total - cut
-        buf[:kept] = buf[cut:total]
 
 
 class _PartReader:
