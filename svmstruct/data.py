@@ -350,13 +350,9 @@ class _Arrays:
             comment_end=np.zeros(rows, dtype=np.int64), dense=dense, features=features)
 
     def rows_grown(self, rows: int) -> "_Arrays":
-        """The per-row arrays (no features) with room for `rows` rows, the first ones kept (the rest not
-        written: np.empty's untouched pages take no memory)."""
-        grown = _Arrays(X=np.zeros((0, 0)), indptr=np.zeros(1, dtype=np.int64), indices=np.empty(0, dtype=np.int32),
-                        values=np.empty(0), y=np.empty(rows), qid=np.empty(rows, dtype=np.int64),
-                        has_qid=np.empty(rows, dtype=np.bool_), lines=np.empty(rows, dtype=np.int64),
-                        comment_start=np.empty(rows, dtype=np.int64), comment_end=np.empty(rows, dtype=np.int64),
-                        dense=False, features=False)
+        """The per-row arrays (no features) with room for `rows` rows, the first ones kept (the rest never
+        written: zeroed pages untouched take no memory)."""
+        grown = _Arrays.empty(rows, 0, self.values.dtype, False, 0, features=False)
         for field in _Arrays.PER_ROW:
             old = getattr(self, field)
             getattr(grown, field)[:len(old)] = old

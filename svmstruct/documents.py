@@ -100,16 +100,10 @@ class Docids:
             fnv_hashes(blob, self._offsets, out)
             return out
         starts, lengths = self._offsets[:-1], np.diff(self._offsets)
-        h = lengths.astype(np.uint64)
-        h ^= np.uint64(14695981039346656037)
-        prime = np.uint64(1099511628211)
+        h = np.uint64(14695981039346656037) ^ lengths.astype(np.uint64)
         for j in range(min(int(lengths.max(initial=0)), 64)):
-            if j < int(lengths.min(initial=0)):  # every docid has byte j: in place, no index arrays
-                h ^= blob[starts + j]
-                h *= prime
-                continue
             live = np.flatnonzero(lengths > j)
-            h[live] = (h[live] ^ blob[starts[live] + j].astype(np.uint64)) * prime
+            h[live] = (h[live] ^ blob[starts[live] + j].astype(np.uint64)) * np.uint64(1099511628211)
         return h
 
     def freeze(self) -> "Docids":
