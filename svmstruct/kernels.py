@@ -200,7 +200,7 @@ def squared_norms(vectors: Basis) -> np.ndarray:
     return np.bincount(row_of, weights=vectors.values.astype(np.float64) ** 2, minlength=vectors.size)
 
 
-@njit(cache=True, parallel=True)
+@threads.parallel_kernel
 def apply_kernel(dots, norm_rows, norm_basis, kind, degree, gamma, coef_lin, coef_const):
     """dots[r, j] = a.b becomes k(a, b) in place, rows in parallel."""
     for r in prange(dots.shape[0]):
@@ -236,7 +236,7 @@ def kernel_value(kind, degree, gamma, coef_lin, coef_const, dot, norm_a, norm_b)
     return np.tanh(coef_lin * dot + coef_const)
 
 
-@njit(cache=True, parallel=True)
+@threads.parallel_kernel
 def expansion_scores(x_ptr, x_idx, x_val, b_ptr, b_idx, b_val, coef, kind, degree, gamma, coef_lin, coef_const,
                      out):
     """out[r] = sum_j coef[j] k(b_j, x_r), rows in parallel (each row's sum in basis order)."""

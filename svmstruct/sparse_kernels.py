@@ -2,8 +2,10 @@
 results). Loaded on first use: small dense inputs are multiplied by sparse_ops' numpy twins instead."""
 from numba import njit, prange
 
+from svmstruct import threads
 
-@njit(cache=True, parallel=True)
+
+@threads.parallel_kernel
 def _csr_matvec_parallel(indptr, indices, data, w, out):
     for r in prange(out.shape[0]):
         acc = 0.0
@@ -30,7 +32,7 @@ def _csr_rmatvec(indptr, indices, data, coef, out):
                 out[indices[p]] += c * data[p]
 
 
-@njit(cache=True, parallel=True)
+@threads.parallel_kernel
 def _dense_matvec(X, w, out):
     """Four interleaved partial sums per row: independent chains the CPU runs in parallel (a fixed
     summation order, unlike fastmath, so results do not depend on the machine)."""
@@ -63,7 +65,7 @@ def _dense_rmatvec(X, coef, out):
 BLOCKS = 8  # row blocks of the parallel X'c: a fixed count, so the sum's order (and result) never varies
 
 
-@njit(cache=True, parallel=True)
+@threads.parallel_kernel
 def _dense_rmatvec_blocks(X, coef, partial):
     n = X.shape[0]
     for b in prange(BLOCKS):
@@ -74,7 +76,7 @@ def _dense_rmatvec_blocks(X, coef, partial):
                     partial[b, j] += c * X[r, j]
 
 
-@njit(cache=True, parallel=True)
+@threads.parallel_kernel
 def _csr_rmatvec_blocks(indptr, indices, data, coef, partial):
     n = coef.shape[0]
     for b in prange(BLOCKS):

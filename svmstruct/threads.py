@@ -16,9 +16,12 @@ Results never depend on the number of threads (tests/test_cli.py checks the byte
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
+import threading
+import types
 
 PARALLEL_SECONDS = 1e-3  # one-thread work (s) above which a parallel region pays for its ~60 µs start
 # one-thread cost of a kernel's unit of work, in nanoseconds (scripts/bench_threads.py on this project's
@@ -75,25 +78,63 @@ def count() -> int:
     return max(1, min(wanted, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
 
 
+_state = threading.local()  # .one_thread: the ParallelKernels called in this thread run their one-thread twin
+
+
 class for_work:
-    """`with threads.for_work(seconds):` around a parallel kernel call: count() threads when the call's
-    one-thread work is at least PARALLEL_SECONDS, else one (the caller's). Nothing to set while numba is
-    not loaded (a small input's numpy twins run instead of the kernels: import the kernel's module first)."""
+    """`with threads.for_work(seconds):` around a ParallelKernel's call: count() threads when the call's
+    one-thread work is at least PARALLEL_SECONDS, else one — the kernel's one-thread twin, which does not
+    start numba's threading layer. Nothing to set while numba is not loaded (a small input's numpy twins
+    run instead of the kernels: import the kernel's module first)."""
 
     def __init__(self, seconds: float):
         self.seconds = seconds
-        self.before = None
+        self.before: int | None = None
+        self.one_thread_before = False
 
     def __enter__(self):
         numba = sys.modules.get("numba")
-        if numba is not None:
+        if numba is None:
+            return self
+        n = count() if self.seconds >= PARALLEL_SECONDS else 1
+        self.one_thread_before = getattr(_state, "one_thread", False)
+        _state.one_thread = n == 1
+        if n > 1:
             self.before = numba.get_num_threads()
-            numba.set_num_threads(count() if self.seconds >= PARALLEL_SECONDS else 1)
+            numba.set_num_threads(n)
         return self
 
     def __exit__(self, *exc) -> None:
+        _state.one_thread = self.one_thread_before
         if self.before is not None:
             sys.modules["numba"].set_num_threads(self.before)
+
+
+class ParallelKernel:
+    """`@threads.parallel_kernel`: FUNCTION compiled by numba twice, with parallel=True and, for one thread,
+    without it (prange is then range: the same loops in the same order, so the same results to the bit; its
+    own cache entry). A call inside `for_work` that chose one thread runs the twin, which neither launches
+    numba's threading layer (~1 ms) nor loads the parallel code, and leaves the process safe to fork
+    (svmstruct.resident); any other call runs the parallel kernel on numba's current number of threads."""
+
+    def __init__(self, function):
+        import numba
+
+        self.parallel = numba.njit(cache=True, parallel=True)(function)
+        twin = types.FunctionType(function.__code__, function.__globals__, function.__name__ + "_one_thread",
+                                  function.__defaults__, function.__closure__)
+        twin.__qualname__ = function.__qualname__ + "_one_thread"  # names the cache files
+        twin.__module__ = function.__module__
+        self.one_thread = numba.njit(cache=True)(twin)
+        functools.update_wrapper(self, function)
+
+    def __call__(self, *args):
+        kernel = self.one_thread if getattr(_state, "one_thread", False) else self.parallel
+        return kernel(*args)
+
+
+def parallel_kernel(function) -> ParallelKernel:
+    return ParallelKernel(function)
 
 
 def documents(kind: str, n: int) -> float:

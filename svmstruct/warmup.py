@@ -60,42 +60,55 @@ def _run(args: list) -> None:
 def warm_up(say=print) -> None:
     """Run every command on tiny inputs (see the module docstring), by the numba paths (small inputs
     otherwise run in numpy, which compiles nothing, and the first large input would compile its kernels)."""
-    from svmstruct import losses, small
+    from svmstruct import small, threads
+
+    with tempfile.TemporaryDirectory() as tmp, small.numba_paths():
+        _every_command(Path(tmp), say)  # tiny work: the parallel kernels' one-thread twins
+        kept = threads.PARALLEL_SECONDS
+        threads.PARALLEL_SECONDS = 0.0  # every kernel on two threads (even inside make -j): the parallel kernels
+        threads.set_count(2)
+        try:
+            _every_command(Path(tmp), say)
+        finally:
+            threads.PARALLEL_SECONDS = kept
+            threads.set_count(None)
+
+
+def _every_command(d: Path, say) -> None:
+    from svmstruct import losses
 
     rng = np.random.default_rng(0)
-    with tempfile.TemporaryDirectory() as tmp, small.numba_paths():
-        d = Path(tmp)
-        _ranking_file(d / "train.txt", rng)
-        (d / "train.txt.gz").write_bytes(gzip.compress((d / "train.txt").read_bytes()))
-        _div_files(d / "div.svm", d / "div.qrels", rng)
-        for loss in losses.REGISTRY.values():
-            start = time.perf_counter()
-            if loss.output == "subset":
-                _run(["learn", "-l", loss.name, "--subtopics", d / "div.qrels", "-k", "2", "-c", "1", "-v", "0",
-                      d / "div.svm", d / "div.model"])
-                _run(["classify", d / "div.svm", d / "div.model", d / "div.sel"])
-                _run(["eval", "--subtopics", d / "div.qrels", d / "div.svm", d / "div.sel"])
-            else:
-                model, pred = d / f"{loss.name}.model", d / f"{loss.name}.pred"
-                _run(["learn", "-l", loss.name, "-c", "1", "-v", "0", d / "train.txt", model])
-                _run(["classify", d / "train.txt", model, pred])
-            say(f"{loss.name:<16} {time.perf_counter() - start:6.1f} s")
+    _ranking_file(d / "train.txt", rng)
+    (d / "train.txt.gz").write_bytes(gzip.compress((d / "train.txt").read_bytes()))
+    _div_files(d / "div.svm", d / "div.qrels", rng)
+    for loss in losses.REGISTRY.values():
         start = time.perf_counter()
-        for variant in (["--float32"], ["--dense"], ["--normalize", "query"], ["--normalize", "global"],
-                        ["-c", "1,10", "--validate", d / "train.txt"]):
-            _run(["learn", "-l", "pairs", *variant, "-v", "0", d / "train.txt.gz", d / "variant.model"])
-        for name in ("pairs", "errorrate"):  # sparse data (text): CSR products, float32 and with the bias float64
-            _run(["learn", "-l", name, "--layout", "sparse", "-v", "0", d / "train.txt.gz", d / "variant.model"])
-        _run(["classify", "--format", "trec", d / "train.txt", d / "pairs.model", d / "run.txt"])
-        (d / "kernel.model").write_text("\n".join([  # svm_light's kernel models (svmstruct.kernels)
-            "SVM-light Version V6.20", "2 # kernel type", "3 # -d", "1 # -g", "1 # -s", "1 # -r", "empty# -u",
-            "5 # highest feature index", "2 # training documents", "2 # number of support vectors plus 1",
-            "0 # threshold b", "0.5 1:0.25 3:1 #"]) + "\n")
-        _run(["classify", "-v", "0", d / "train.txt", d / "kernel.model", d / "kernel.pred"])
-        _run(["learn", "-l", "pairs", "-t", "2", "--k", "5", "-v", "0", d / "train.txt", d / "rbf.model"])
-        _run(["classify", "-v", "0", d / "train.txt", d / "rbf.model", d / "rbf.pred"])
-        _run(["eval", "-m", "all", d / "train.txt", d / "pairs.pred", d / "map.pred"])
-        say(f"{'other paths':<16} {time.perf_counter() - start:6.1f} s")
+        if loss.output == "subset":
+            _run(["learn", "-l", loss.name, "--subtopics", d / "div.qrels", "-k", "2", "-c", "1", "-v", "0",
+                  d / "div.svm", d / "div.model"])
+            _run(["classify", d / "div.svm", d / "div.model", d / "div.sel"])
+            _run(["eval", "--subtopics", d / "div.qrels", d / "div.svm", d / "div.sel"])
+        else:
+            model, pred = d / f"{loss.name}.model", d / f"{loss.name}.pred"
+            _run(["learn", "-l", loss.name, "-c", "1", "-v", "0", d / "train.txt", model])
+            _run(["classify", d / "train.txt", model, pred])
+        say(f"{loss.name:<16} {time.perf_counter() - start:6.1f} s")
+    start = time.perf_counter()
+    for variant in (["--float32"], ["--dense"], ["--normalize", "query"], ["--normalize", "global"],
+                    ["-c", "1,10", "--validate", d / "train.txt"]):
+        _run(["learn", "-l", "pairs", *variant, "-v", "0", d / "train.txt.gz", d / "variant.model"])
+    for name in ("pairs", "errorrate"):  # sparse data (text): CSR products, float32 and with the bias float64
+        _run(["learn", "-l", name, "--layout", "sparse", "-v", "0", d / "train.txt.gz", d / "variant.model"])
+    _run(["classify", "--format", "trec", d / "train.txt", d / "pairs.model", d / "run.txt"])
+    (d / "kernel.model").write_text("\n".join([  # svm_light's kernel models (svmstruct.kernels)
+        "SVM-light Version V6.20", "2 # kernel type", "3 # -d", "1 # -g", "1 # -s", "1 # -r", "empty# -u",
+        "5 # highest feature index", "2 # training documents", "2 # number of support vectors plus 1",
+        "0 # threshold b", "0.5 1:0.25 3:1 #"]) + "\n")
+    _run(["classify", "-v", "0", d / "train.txt", d / "kernel.model", d / "kernel.pred"])
+    _run(["learn", "-l", "pairs", "-t", "2", "--k", "5", "-v", "0", d / "train.txt", d / "rbf.model"])
+    _run(["classify", "-v", "0", d / "train.txt", d / "rbf.model", d / "rbf.pred"])
+    _run(["eval", "-m", "all", d / "train.txt", d / "pairs.pred", d / "map.pred"])
+    say(f"{'other paths':<16} {time.perf_counter() - start:6.1f} s")
 
 
 def main() -> None:

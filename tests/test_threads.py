@@ -37,14 +37,38 @@ def test_small_work_runs_on_one_thread_and_large_work_on_all(monkeypatch):
     threads.set_count(None)
     before = numba.get_num_threads()
     with threads.for_work(threads.PARALLEL_SECONDS / 10):
-        assert numba.get_num_threads() == 1
+        assert threads._state.one_thread and numba.get_num_threads() == before
     with threads.for_work(threads.PARALLEL_SECONDS * 10):
-        assert numba.get_num_threads() == threads.count()
+        assert threads._state.one_thread == (threads.count() == 1)
+        assert threads.count() == 1 or numba.get_num_threads() == threads.count()
     threads.set_count(1)
     with threads.for_work(threads.PARALLEL_SECONDS * 10):
-        assert numba.get_num_threads() == 1
+        assert threads._state.one_thread
     threads.set_count(None)
-    assert numba.get_num_threads() == before
+    assert numba.get_num_threads() == before and not threads._state.one_thread
+
+
+def test_a_parallel_kernel_runs_its_one_thread_twin_for_small_work(monkeypatch):
+    """The twin: the same function without parallel=True, the same results to the bit; chosen by for_work."""
+    import numpy as np
+
+    from svmstruct import sparse_kernels
+
+    kernel = sparse_kernels._dense_matvec
+    calls = []
+    for name in ("parallel", "one_thread"):
+        real = getattr(kernel, name)
+        monkeypatch.setattr(kernel, name, lambda *a, real=real, name=name: (calls.append(name), real(*a))[1])
+    rng = np.random.default_rng(0)
+    X, w = rng.normal(size=(301, 17)).astype(np.float32), rng.normal(size=17)
+    outs = [np.empty(301), np.empty(301)]
+    monkeypatch.setattr(threads, "_chosen", 2)
+    with threads.for_work(threads.PARALLEL_SECONDS / 10):
+        kernel(X, w, outs[0])
+    with threads.for_work(threads.PARALLEL_SECONDS * 10):
+        kernel(X, w, outs[1])
+    expected = ["one_thread", "parallel" if threads.count() > 1 else "one_thread"]
+    assert calls == expected and outs[0].tobytes() == outs[1].tobytes()
 
 
 def test_the_package_makes_waiting_threads_sleep():

@@ -36,6 +36,7 @@ so that most_violated_all forms dcoef = target - coefficients whatever the map.
 import numpy as np
 from numba import njit, prange
 
+from svmstruct import threads
 from svmstruct.losses.assignment import assignment_positions
 
 # the dynamic program's table is kept below this many states; larger cases go to the assignment
@@ -380,7 +381,7 @@ def query_most_violated(g, a, b, c, plan):
     return coef, value
 
 
-@njit(cache=True, parallel=True)
+@threads.parallel_kernel
 def most_violated_all(scores, los, his, a_rows, b_rows, c_rows, target_rows, best, plans, dcoef, deltas):
     """Every query's most violated output (in parallel over queries, results independent of the thread
     count): dcoef = Psi coefficients of the target - those of the output (averaged over documents equal
@@ -397,7 +398,7 @@ def most_violated_all(scores, los, his, a_rows, b_rows, c_rows, target_rows, bes
         deltas[q] = best[q] - value
 
 
-@njit(cache=True, parallel=True)
+@threads.parallel_kernel
 def latent_shift_all(scores, los, his, b_rows, c_rows, target_rows, plans, shift):
     """shift = Psi coefficients of the correct output most compatible with the scores (target_coefficients)
     - those of the w = 0 target, per row."""

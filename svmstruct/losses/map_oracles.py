@@ -2,6 +2,7 @@
 import numpy as np
 from numba import njit, prange
 
+from svmstruct import threads
 from svmstruct.sparse_kernels import sequential_sum
 
 
@@ -145,7 +146,7 @@ def _positions_divide_conquer(sp, sn, loss_scale, psi_scale):
     return k_of
 
 
-@njit(cache=True, parallel=True)
+@threads.parallel_kernel
 def map_most_violated(y, s, qptr):
     """All queries (y = +1 relevant / -1 not): SVM-map's scaling, Delta = 1 - AP and
     Psi = 1/(|C+||C-|) sum_ij ybar_ij (x_i - x_j). Queries with no relevant or no non-relevant

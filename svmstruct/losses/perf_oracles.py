@@ -215,7 +215,7 @@ def example_most_violated(yq, sq, code, k_abs, frac, beta):
     return d, delta, True
 
 
-@njit(cache=True, parallel=True)
+@threads.parallel_kernel
 def _examples_parallel(y, s, qptr, code, k_abs, frac, beta, dcoef, deltas, used):
     for q in prange(qptr.shape[0] - 1):
         lo, hi = qptr[q], qptr[q + 1]

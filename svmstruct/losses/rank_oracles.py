@@ -9,6 +9,7 @@ costs O(n log n) per query (svm_rank's own oracle is quadratic).
 import numpy as np
 from numba import njit, prange
 
+from svmstruct import threads
 from svmstruct.sparse_kernels import sequential_sum
 
 
@@ -83,7 +84,7 @@ def _sweeps(s, ranks, L, above, below):
         below[j] = inserted - c
 
 
-@njit(cache=True, parallel=True)
+@threads.parallel_kernel
 def query_label_ranks(y, qptr):
     """(ranks, levels, pairs): every document's dense label rank 1..L within its query, each query's L and
     its number of document pairs with different labels (what the oracle needs of the labels)."""
@@ -106,7 +107,7 @@ def query_label_ranks(y, qptr):
     return ranks, levels, pairs
 
 
-@njit(cache=True, parallel=True)
+@threads.parallel_kernel
 def pairs_most_violated(s, qptr, ranks, levels, pairs, per_query_average):
     """All queries: dcoef = sum over swapped pairs of +scale (higher-labelled) / -scale (lower-labelled),
     scale 1 (svm_rank -l 1) or 1/pairs_q (-l 2); returns dcoef and the summed Delta. ranks, levels, pairs:
