@@ -5,6 +5,9 @@
 machine, and with -j1 beside two CPU hogs. Where ANCHOR_BIN holds svm_rank_learn, svm_rank_classify and
 trec_eval, the `pairs` runs are also made with them (the same -c; trec_eval on the qrels and a TREC run of
 svm_rank's predictions), next to ours alone on the same 15 runs; without them that column is skipped.
+Every batch of ours runs twice: each command in its own process (SVMSTRUCT_RESIDENT=0) and as users run it,
+through the resident worker (svmstruct.resident), started by the batch's first command (a fresh socket
+directory each time, so its start-up is in the time) and stopped after the batch.
 Usage: python scripts/bench_batch.py [--shared ../shared] [--out exp/batch]
 """
 import argparse
@@ -12,8 +15,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+from svmstruct import resident
 
 import experiment
 
@@ -82,6 +88,15 @@ def timed_make(out: Path, target: str, jobs: int, svm: str, env_extra: dict | No
     return time.perf_counter() - start
 
 
+def both(out: Path, target: str, jobs: int, svm: str) -> tuple[float, float]:
+    """(seconds with every command in its own process, through a resident worker started by the batch)."""
+    own = timed_make(out, target, jobs, svm, {"SVMSTRUCT_RESIDENT": "0"})
+    with tempfile.TemporaryDirectory(prefix="svmr") as sockets:
+        through = timed_make(out, target, jobs, svm, {"SVMSTRUCT_RESIDENT": "1", "SVMSTRUCT_RESIDENT_DIR": sockets})
+        resident.stop_servers(sockets)
+    return own, through
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared"))
@@ -93,23 +108,24 @@ def main():
     svm = str(Path(sys.executable).with_name("svmstruct"))
     runs = len(LOSSES) * len(CS) * 5
     print(f"{runs} runs (learn, classify, eval each) on MQ2008's 5 folds: {', '.join(LOSSES)} x C {', '.join(CS)}")
-    one = timed_make(out, "all", 1, svm)
-    two = timed_make(out, "all", 2, svm)
+    one = both(out, "all", 1, svm)
+    two = both(out, "all", 2, svm)
     with experiment.CpuHogs():
-        busy = timed_make(out, "all", 1, svm)
-    print(f"  make -j1 {one:6.1f} s ({one / runs:.2f} s a run)   make -j2 {two:6.1f} s ({one / two:.2f}x faster)   "
-          f"make -j1 beside two CPU hogs {busy:6.1f} s")
+        busy = both(out, "all", 1, svm)
+    for way, i in (("own processes", 0), ("resident worker", 1)):
+        print(f"  {way:<16} make -j1 {one[i]:6.1f} s ({one[i] / runs:.2f} s a run)   make -j2 {two[i]:6.1f} s "
+              f"({one[i] / two[i]:.2f}x faster)   make -j1 beside two CPU hogs {busy[i]:6.1f} s")
     anchor = os.environ.get("ANCHOR_BIN")
     needed = ("svm_rank_learn", "svm_rank_classify", "trec_eval")
-    pairs = timed_make(out, "pairs", 2, svm)
+    pairs = both(out, "pairs", 2, svm)
+    shown = f"own processes {pairs[0]:.1f} s, resident worker {pairs[1]:.1f} s"
     if anchor and all((Path(anchor) / b).exists() for b in needed):
         theirs = timed_make(out, "anchor", 2, svm, {"ANCHOR_BIN": anchor})
-        print(f"  the 15 pairs runs, make -j2: svmstruct {pairs:.1f} s, svm_rank + trec_eval {theirs:.1f} s "
-              f"({pairs / theirs:.2f}x)")
+        print(f"  the 15 pairs runs, make -j2: svmstruct {shown} ({pairs[0] / theirs:.2f}x, {pairs[1] / theirs:.2f}x); "
+              f"svm_rank + trec_eval {theirs:.1f} s")
     else:
-        print(f"  the 15 pairs runs, make -j2: svmstruct {pairs:.1f} s (svm_rank + trec_eval: ANCHOR_BIN does not hold "
+        print(f"  the 15 pairs runs, make -j2: svmstruct {shown} (svm_rank + trec_eval: ANCHOR_BIN does not hold "
               f"{', '.join(needed)}; skipped)")
-
 
 if __name__ == "__main__":
     main()

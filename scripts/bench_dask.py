@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+os.environ.setdefault("SVMSTRUCT_RESIDENT", "0")  # each command's own process is timed (svmstruct.resident)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -7,12 +7,15 @@ processes on a file with the same values at ids 1..K (no hashing) are the baseli
 Usage: python scripts/bench_hashed_ids.py [--lines 20000] [--distinct 300] [--out exp/hashed]
 """
 import argparse
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+
+os.environ.setdefault("SVMSTRUCT_RESIDENT", "0")  # each command's own process is timed (svmstruct.resident)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,12 +6,15 @@ Each run is a whole `svmstruct learn` process (start-up, reading, training, writ
 Columns: case, reference pval, our pval, relative difference, reference wall_s, ours, ratio (ours/theirs).
 """
 import argparse
+import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+os.environ.setdefault("SVMSTRUCT_RESIDENT", "0")  # each command's own process is timed (svmstruct.resident)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,6 +8,8 @@
   the log prints it, next to svm_rank_learn's when $ANCHOR_BIN holds it), `classify` and `eval` of S5.
 `python -c pass` and `python -c "import numpy"` are the floor. Targets: learn 10 lines <= 0.5 s, eval of S5
 <= 0.3 s, S1 whole process <= svm_rank's + 0.3 s and training time <= svm_rank's.
+Each command runs as its own process (SVMSTRUCT_RESIDENT=0) and, in a second column, through a running resident
+worker (svmstruct.resident, a private socket directory).
 Usage: python scripts/bench_startup.py [--runs 5] [--shared ../shared]
 """
 import argparse
@@ -20,26 +22,47 @@ import tempfile
 import time
 from pathlib import Path
 
+from svmstruct import resident
+
 ROOT = Path(__file__).resolve().parents[1]
 SVM = str(Path(sys.executable).parent / "svmstruct")
 
 
-def wall(cmd: list, runs: int) -> float:
-    return statistics.median(timed(cmd)[0] for _ in range(runs))
+OWN = {**os.environ, "SVMSTRUCT_RESIDENT": "0"}
+RESIDENT = dict(OWN)  # main() points it at a running server
 
 
-def timed(cmd: list) -> tuple[float, str]:
+def wall(cmd: list, runs: int, env: dict = OWN) -> float:
+    return statistics.median(timed(cmd, env)[0] for _ in range(runs))
+
+
+def both(cmd: list, runs: int) -> tuple[float, float]:
+    """(median wall as its own process, through the resident worker)."""
+    return wall(cmd, runs), wall(cmd, runs, RESIDENT)
+
+
+def timed(cmd: list, env: dict = OWN) -> tuple[float, str]:
     start = time.perf_counter()
-    done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     return time.perf_counter() - start, done.stdout
 
 
-def training_seconds(cmd: list, runs: int) -> tuple[float, float]:
+def start_resident(folder: str) -> None:
+    RESIDENT.update(SVMSTRUCT_RESIDENT="1", SVMSTRUCT_RESIDENT_DIR=folder)
+    timed([SVM, "--version"], RESIDENT)
+    deadline = time.monotonic() + 60
+    while not list(Path(folder).glob("*.sock")):
+        if time.monotonic() > deadline:
+            sys.exit("the resident worker did not start")
+        time.sleep(0.05)
+
+
+def training_seconds(cmd: list, runs: int, env: dict = OWN) -> tuple[float, float]:
     """(median wall, median of the training time the log prints: ours 'Runtime in seconds', svm_rank's
     'Runtime in cpu-seconds')."""
     walls, trains = [], []
     for _ in range(runs):
-        seconds, out = timed(cmd)
+        seconds, out = timed(cmd, env)
         walls.append(seconds)
         trains.append(float(re.findall(r"Runtime in (?:cpu-)?seconds: ([0-9.]+)", out)[0]))
     return statistics.median(walls), statistics.median(trains)
@@ -63,44 +86,48 @@ def main():
     args = parser.parse_args()
     data, mq2008 = ROOT / "data" / "mq2008-small", Path(args.shared) / "data" / "mq2008"
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(prefix="svmr") as sockets:
         test, model, scores = f"{tmp}/t10.txt", f"{tmp}/map.model", f"{tmp}/t10.pred"
         Path(test).write_bytes(b"".join((data / "test.txt").read_bytes().splitlines(keepends=True)[:10]))
-        subprocess.run([SVM, "learn", "-l", "map", "-c", "10", "-v", "0", str(data / "train.txt"), model], check=True)
-        subprocess.run([SVM, "classify", "-v", "0", test, model, scores], check=True)  # warm the cache
-        rows.append(("python -c pass", wall([sys.executable, "-c", "pass"], args.runs), ""))
-        rows.append(("python -c 'import numpy'", wall([sys.executable, "-c", "import numpy"], args.runs), ""))
-        quick = wall([SVM, "classify", test, model], args.runs)
-        full = wall([SVM, "classify", "-v", "0", test, model], args.runs)
-        rows.append(("classify 10 lines (quick path)", quick, f"{quick / full:.2f}x the full path"))
-        rows.append(("classify -v 0 10 lines (full path)", full, ""))
-        rows.append(("eval -m map 10 lines", wall([SVM, "eval", "-m", "map", test, scores], args.runs), ""))
+        timed([SVM, "learn", "-l", "map", "-c", "10", "-v", "0", str(data / "train.txt"), model])
+        timed([SVM, "classify", "-v", "0", test, model, scores])  # warm the cache
+        start_resident(sockets)
+        rows.append(("python -c pass", wall([sys.executable, "-c", "pass"], args.runs), None, ""))
+        rows.append(("python -c 'import numpy'", wall([sys.executable, "-c", "import numpy"], args.runs), None, ""))
+        quick = both([SVM, "classify", test, model], args.runs)
+        full = both([SVM, "classify", "-v", "0", test, model], args.runs)
+        rows.append(("classify 10 lines (quick path)", *quick, f"{quick[0] / full[0]:.2f}x the full path"))
+        rows.append(("classify -v 0 10 lines (full path)", *full, ""))
+        rows.append(("eval -m map 10 lines", *both([SVM, "eval", "-m", "map", test, scores], args.runs), ""))
         graded = f"{tmp}/graded10.txt"
         Path(graded).write_bytes(ten_graded_lines(data / "train.txt"))
         for loss in ("pairs", "errorrate", "map"):
-            seconds = wall([SVM, "learn", "-l", loss, "-v", "0", graded, f"{tmp}/g.model"], args.runs)
-            rows.append((f"learn -l {loss} 10 lines", seconds, "target <= 0.5 s"))
+            seconds = both([SVM, "learn", "-l", loss, "-v", "0", graded, f"{tmp}/g.model"], args.runs)
+            rows.append((f"learn -l {loss} 10 lines", *seconds, "target <= 0.5 s"))
         if mq2008.is_dir():
             s1, s5 = str(mq2008 / "S1.txt"), str(mq2008 / "S5.txt")
-            ours, train = training_seconds([SVM, "learn", "-l", "pairs", "-c", "1", "-e", "0.0001", s1,
-                                            f"{tmp}/s1.model"], args.runs)
+            learn = [SVM, "learn", "-l", "pairs", "-c", "1", "-e", "0.0001", s1, f"{tmp}/s1.model"]
+            ours, train = training_seconds(learn, args.runs)
+            through, through_train = training_seconds(learn, args.runs, RESIDENT)
             rank = Path(os.environ.get("ANCHOR_BIN", "/nonexistent")) / "svm_rank_learn"
-            note = f"training {train:.2f} s"
+            note = f"training {train:.2f} s / {through_train:.2f} s"
             if rank.exists():
                 theirs, their_train = training_seconds([str(rank), "-c", "1", "-e", "0.0001", s1, f"{tmp}/r.model"],
                                                        args.runs)
                 note += f"; svm_rank_learn {theirs:.3f} s, training {their_train:.2f} cpu-s (+{ours - theirs:.2f} s)"
-            rows.append(("learn -l pairs -c 1 -e 0.0001 MQ2008 S1", ours, note))
+            rows.append(("learn -l pairs -c 1 -e 0.0001 MQ2008 S1", ours, through, note))
             s5_scores = f"{tmp}/s5.pred"
-            rows.append(("classify MQ2008 S5", wall([SVM, "classify", s5, f"{tmp}/s1.model", s5_scores], args.runs),
+            rows.append(("classify MQ2008 S5", *both([SVM, "classify", s5, f"{tmp}/s1.model", s5_scores], args.runs),
                          ""))
-            evaluate = wall([SVM, "eval", "-m", "map", "-m", "ndcg@10", s5, s5_scores], args.runs)
-            rows.append(("eval -m map -m ndcg@10 MQ2008 S5", evaluate, "target <= 0.3 s"))
-    print(f"median of {args.runs} whole-process runs, warm numba cache")
-    print(f"{'command':<42} {'seconds':>8}")
-    for name, seconds, note in rows:
-        print(f"{name:<42} {seconds:8.3f}   {note}".rstrip())
-
+            evaluate = both([SVM, "eval", "-m", "map", "-m", "ndcg@10", s5, s5_scores], args.runs)
+            rows.append(("eval -m map -m ndcg@10 MQ2008 S5", *evaluate, "target <= 0.3 s"))
+        resident.stop_servers(sockets)
+    print(f"median of {args.runs} whole-process runs, warm numba cache; seconds as its own process and through "
+          f"the resident worker")
+    print(f"{'command':<42} {'own':>8} {'resident':>8}")
+    for name, seconds, through, note in rows:
+        shown = "" if through is None else f"{through:8.3f}"
+        print(f"{name:<42} {seconds:8.3f} {shown:>8}   {note}".rstrip())
 
 if __name__ == "__main__":
     main()

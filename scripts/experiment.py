@@ -6,6 +6,7 @@ scored. The report (markdown) gives each reported measure per split and its mean
 wins/losses of the base run against every other run over all test queries with Wilcoxon signed-rank
 p-values (scipy), the layout of Yue et al. 2007 (Tables 9-11) and Le & Smola 2007.
 """
+import os
 import re
 import subprocess
 import sys
@@ -16,6 +17,10 @@ import numpy as np
 from scipy import stats
 
 from svmstruct import api, data, measures, model, selection
+
+# the benchmarks time and measure each command's own process (`/usr/bin/time -v`): not through the resident
+# worker (svmstruct.resident), whose caller process is not the one that works; bench_batch times both
+os.environ.setdefault("SVMSTRUCT_RESIDENT", "0")
 
 
 class CpuHogs:

@@ -1,10 +1,17 @@
-"""The `svmstruct` command's entry point: Ctrl-C while the command line interface is still being imported
-(numpy, click: a noticeable time on a busy machine) ends as cleanly as it does later, with exit 130."""
+"""The `svmstruct` command's entry point. A command goes to the resident worker when one serves this
+installation (svmstruct.resident: no start-up to pay), else runs here. Ctrl-C while the command line
+interface is still being imported (numpy, click: a noticeable time on a busy machine) ends as cleanly as it
+does later, with exit 130."""
 import sys
 
 
 def main() -> None:
     try:
+        from svmstruct import resident
+
+        code = resident.run(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
         from svmstruct.cli import main as run
     except KeyboardInterrupt:
         sys.stderr.write("svmstruct: error: interrupted\n")

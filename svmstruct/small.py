@@ -18,11 +18,17 @@ MAP_QUERIES = 16  # SVM-map's oracle in numpy, a query at a time, up to this man
 _LIMITS = ("CLASSIFY_BYTES", "LABELS_BYTES", "TRAINING_BYTES", "DOCUMENTS", "VALUES", "MAP_QUERIES")
 
 
+def use_numba_paths() -> None:
+    """Every input takes the numba paths from now on (no input is this small: the limits are -1), in a process
+    that has loaded numba and its kernels anyway (svmstruct.resident)."""
+    globals().update(dict.fromkeys(_LIMITS, -1))
+
+
 @contextlib.contextmanager
 def numba_paths():
-    """Every input takes the numba paths inside the block (no input is this small: the limits are -1)."""
+    """Every input takes the numba paths inside the block."""
     kept = {name: globals()[name] for name in _LIMITS}
-    globals().update(dict.fromkeys(_LIMITS, -1))
+    use_numba_paths()
     try:
         yield
     finally:

@@ -4,6 +4,10 @@ from pathlib import Path
 
 import pytest
 
+# every command of the suite runs in its own process: the resident worker (svmstruct.resident) has its own tests,
+# which turn it on for their commands
+os.environ["SVMSTRUCT_RESIDENT"] = "0"
+
 # tests use the reference-case helpers of scripts/reference.py (scripts never import tests)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
