@@ -26,8 +26,8 @@ layer); a child loads its parallel kernels itself on first use.
 """
 from __future__ import annotations
 
+import _socket  # not socket: the caller's side imports no more than it needs (socket and signal cost ~6 ms)
 import os
-import socket
 import sys
 import zlib
 
@@ -48,7 +48,7 @@ def enabled() -> bool:
     """Whether commands may go through a resident worker (see the module docstring)."""
     if os.environ.get(SWITCH, "").strip().lower() in ("0", "off", "no", "false"):
         return False
-    return hasattr(socket, "AF_UNIX") and hasattr(socket, "send_fds") and hasattr(os, "fork")
+    return hasattr(_socket, "AF_UNIX") and hasattr(_socket.socket, "sendmsg") and hasattr(os, "fork")
 
 
 def run(args: list) -> int | None:
@@ -64,16 +64,18 @@ def run(args: list) -> int | None:
             return None
         key = _key()
         name = os.path.join(place, f"w-{zlib.crc32(key.encode()):08x}")
-        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     except (OSError, ValueError):
         return None
-    with connection:
+    try:
         try:
             connection.connect(name + ".sock")
         except OSError:
             _start_server(name, key)
             return None
         return _hand_over(connection, key, args)
+    finally:
+        connection.close()
 
 
 def _directory() -> str | None:
@@ -124,19 +126,21 @@ def _key() -> str:
                  os.getuid(), os.nice(0), affinity, limits, cgroup))
 
 
-def _hand_over(connection: socket.socket, key: str, args: list) -> int | None:
+def _hand_over(connection, key: str, args: list) -> int | None:
     """Send the command and wait for its exit status, forwarding signals to the child that runs it."""
-    import signal
+    import _signal
 
+    replies = _Lines(connection)
     try:
         env = [f"{k}={v}" for k, v in os.environ.items()]
         umask = os.umask(0)
         os.umask(umask)
         fields = [key, os.getcwd(), str(umask), sys.argv[0], str(len(args)), *args, *env]
         payload = b"\0".join(os.fsencode(f) for f in fields)
-        socket.send_fds(connection, [b"%0*d" % (_LENGTH_DIGITS, len(payload))], [0, 1, 2])
+        descriptors = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))  # C ints (array: +2 ms)
+        connection.sendmsg([b"%0*d" % (_LENGTH_DIGITS, len(payload))],
+                           [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, descriptors)])
         connection.sendall(payload)
-        replies = connection.makefile("rb")
         first = replies.readline()
     except OSError:
         return None
@@ -151,7 +155,7 @@ def _hand_over(connection: socket.socket, key: str, args: list) -> int | None:
             pass
 
     for name in _FORWARDED:
-        signal.signal(getattr(signal, name), forward)
+        _signal.signal(getattr(_signal, name), forward)
     try:
         status = replies.readline()
     except OSError:
@@ -161,6 +165,22 @@ def _hand_over(connection: socket.socket, key: str, args: list) -> int | None:
                          "to run every command in its own process)\n")
         return 1
     return int(status[1:])
+
+
+class _Lines:
+    """Lines read from a socket (a _socket.socket has no makefile)."""
+
+    def __init__(self, connection):
+        self.connection, self.pending = connection, b""
+
+    def readline(self) -> bytes:
+        while b"\n" not in self.pending:
+            part = self.connection.recv(64)
+            if not part:
+                return b""
+            self.pending += part
+        line, _, self.pending = self.pending.partition(b"\n")
+        return line
 
 
 def _start_server(name: str, key: str) -> None:
@@ -202,6 +222,7 @@ def serve(name: str, key: str) -> None:
     import fcntl
     import select
     import signal
+    import socket
     import time
 
     lock = os.open(name + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -218,8 +239,8 @@ def serve(name: str, key: str) -> None:
         log.write("not started: this process's key differs from its caller's\n")
         return
     started = time.perf_counter()
-    _preload()
-    log.write(f"loaded in {time.perf_counter() - started:.2f} s\n")
+    to_load = _preload()  # loaded between commands, after the socket is up: the children of the first ones
+    log.write(f"imported in {time.perf_counter() - started:.2f} s\n")  # load what they miss themselves
     import gc
 
     gc.freeze()  # the loaded objects stay out of the children's collections: no copy-on-write of their pages
@@ -239,8 +260,13 @@ def serve(name: str, key: str) -> None:
     last = time.monotonic()
     try:
         while True:
-            timeout = None if children else max(0.0, last + idle - time.monotonic())
+            timeout = 0.0 if to_load else None if children else max(0.0, last + idle - time.monotonic())
             ready, _, _ = select.select([listener.fileno(), wake_read], [], [], timeout)
+            if not ready and to_load:
+                _load(*to_load.pop(0))
+                if not to_load:
+                    log.write(f"kernels loaded at {time.perf_counter() - started:.2f} s\n")
+                continue
             if wake_read in ready:
                 while _drain(wake_read):
                     pass
@@ -340,9 +366,11 @@ def _reap(children: dict) -> bool:
     return reaped
 
 
-def _preload() -> None:
-    """Import what the commands use and load the cached kernels that run on one thread; every input takes the
-    numba paths (the numpy twins of small inputs exist to avoid loading numba, which is loaded here)."""
+def _preload() -> list:
+    """Import what the commands use (every input then takes the numba paths: the numpy twins of small inputs
+    exist to avoid loading numba, which is loaded here); the cached kernel signatures to load, as
+    (kernel, signature) in _FIRST's order: the one-thread kernels only (a parallel one would launch the
+    threading layer)."""
     import importlib
     import pkgutil
 
@@ -358,38 +386,52 @@ def _preload() -> None:
 
     from svmstruct.threads import ParallelKernel
 
+    kernels: list = []
     for module_name, module in list(sys.modules.items()):
         if not module_name.startswith("svmstruct"):
             continue
         for kernel in list(vars(module).values()):
             if isinstance(kernel, ParallelKernel) and kernel.__module__ == module_name:
-                _load_cached(kernel.one_thread)  # the parallel one would launch the threading layer
+                kernels.append((module_name, kernel.one_thread))
             elif isinstance(kernel, CPUDispatcher) and kernel.__module__ == module_name \
                     and not kernel.targetoptions.get("parallel"):
-                _load_cached(kernel)
+                kernels.append((module_name, kernel))
+    kernels.sort(key=lambda pair: _FIRST.index(pair[0]) if pair[0] in _FIRST else len(_FIRST))
+    return [(kernel, signature) for _, kernel in kernels for signature in _cached_signatures(kernel)]
 
 
 # the entry points, the warm-up, Dask (an optional extra, imported by the commands that use it)
 _NOT_PRELOADED = ("__main__", "command", "warmup", "distributed", "resident")
+# the kernels every command or the common losses use, loaded first
+_FIRST = ["svmstruct.svmlight_parser", "svmstruct.sparse_kernels", "svmstruct.eval_kernels",
+          "svmstruct.losses.rank_oracles", "svmstruct.losses.map_oracles", "svmstruct.losses.dorm_oracles",
+          "svmstruct.losses.assignment", "svmstruct.losses.perf_oracles"]
 
 
-def _load_cached(kernel) -> None:
-    """Load every signature of KERNEL that numba's cache holds for this machine (none is compiled here)."""
+def _cached_signatures(kernel) -> list:
+    """The signatures of KERNEL that numba's cache holds for this machine."""
     try:
-        index = kernel._cache._cache_file._load_index()
         magic = kernel.targetctx.codegen().magic_tuple()
-        for entry in index:
-            if entry[1] == magic:
-                overload = kernel._cache.load_overload(entry[0], kernel.targetctx)
-                if overload is not None:
-                    kernel.add_overload(overload)
-    except Exception as e:  # numba's cache internals differ: the child loads the kernel when it runs it
-        sys.stderr.write(f"not preloaded: {kernel.__name__}: {e}\n")
+        return [entry[0] for entry in kernel._cache._cache_file._load_index() if entry[1] == magic]
+    except Exception as e:  # numba's cache internals differ: a child loads the kernel when it runs it
+        sys.stderr.write(f"not preloaded: {kernel.__name__}: {e!r}\n")
+        return []
 
 
-def _child(connection: socket.socket, key: str, inherited: list) -> None:
+def _load(kernel, signature) -> None:
+    """Load a cached signature of KERNEL (nothing is compiled here)."""
+    try:
+        overload = kernel._cache.load_overload(signature, kernel.targetctx)
+        if overload is not None:
+            kernel.add_overload(overload)
+    except Exception as e:
+        sys.stderr.write(f"not preloaded: {kernel.__name__}{signature}: {e!r}\n")
+
+
+def _child(connection, key: str, inherited: list) -> None:
     """A forked child: take the caller's command and state, run it, report the exit status. Never returns."""
     import signal
+    import socket
     import threading
 
     code = 1
@@ -435,7 +477,7 @@ def _child(connection: socket.socket, key: str, inherited: list) -> None:
         os._exit(code)
 
 
-def _receive(connection: socket.socket, n: int) -> bytes:
+def _receive(connection, n: int) -> bytes:
     parts = []
     while n > 0:
         part = connection.recv(min(n, 1 << 20))
@@ -458,7 +500,7 @@ def _standard_streams() -> None:
     sys.stderr.reconfigure(line_buffering=True)
 
 
-def _watch(connection: socket.socket, done) -> None:
+def _watch(connection, done) -> None:
     """The caller closes the connection only once it has the status, or when it was killed: then end the run
     as SIGTERM would (temporary files removed)."""
     try:

@@ -199,7 +199,8 @@ def test_the_server_can_fork_children_that_run_parallel_kernels():
     code = """if True:
         import os, numpy as np
         from svmstruct import resident, threads
-        resident._preload()
+        for kernel, signature in resident._preload():
+            resident._load(kernel, signature)
         assert resident._safe_to_fork()
         from svmstruct import sparse_kernels
         pid = os.fork()
