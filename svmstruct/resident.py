@@ -42,6 +42,8 @@ _KEY_PREFIXES = ("PYTHON", "NUMBA_", "OMP_", "KMP_", "GOMP_", "OPENBLAS_", "MKL_
                  "SVMSTRUCT_RESIDENT")
 _FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
 _LENGTH_DIGITS = 10
+_LONGEST_NAME = 100  # NAME.sock and NAME.PID.tmp within the 107 bytes of a Unix socket's path
+_RETRY_SECONDS = 60.0  # after a server failed to start, callers wait this long before starting another
 
 
 def enabled() -> bool:
@@ -64,6 +66,8 @@ def run(args: list) -> int | None:
             return None
         key = _key()
         name = os.path.join(place, f"w-{zlib.crc32(key.encode()):08x}")
+        if len(os.fsencode(name)) > _LONGEST_NAME:  # a Unix socket's path has at most 107 bytes
+            return None
         connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     except (OSError, ValueError):
         return None
@@ -198,6 +202,8 @@ def _start_server(name: str, key: str) -> None:
         os.close(lock)
         return
     os.close(lock)
+    if _failed_recently(name):
+        return
     code = ("import sys; sys.path[:] = sys.argv[3:]; from svmstruct import resident; "
             "resident.serve(sys.argv[1], sys.argv[2])")
     argv = [sys.executable, "-c", code, name, key, *sys.path]
@@ -217,8 +223,19 @@ def _start_server(name: str, key: str) -> None:
     os.waitpid(pid, 0)
 
 
+def _failed_recently(name: str) -> bool:
+    """The last server of NAME failed to start less than _RETRY_SECONDS ago (its log says why)."""
+    import time
+
+    try:
+        with open(name + ".log", "rb") as f:
+            return time.time() - os.fstat(f.fileno()).st_mtime < _RETRY_SECONDS and b"\nfailed: " in f.read()
+    except OSError:
+        return False
+
+
 def serve(name: str, key: str) -> None:
-    """The server: preload, listen on NAME.sock, fork a child per command, exit when idle."""
+    """The server: preload, listen on NAME.sock, fork a child per command, exit when idle or on SIGTERM."""
     import fcntl
     import select
     import signal
@@ -233,22 +250,30 @@ def serve(name: str, key: str) -> None:
     log = open(name + ".log", "w", buffering=1)  # the lock holder's: its first line names its pid (stop_servers)
     os.dup2(log.fileno(), 2)
     sys.stderr = log
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))  # leave through the finally below
+    stopping = []  # SIGTERM (stop_servers): leave the loop below at its next turn, not from inside a kernel load
+    signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(signum))
     log.write(f"pid {os.getpid()}: loading\n")
     if _key() != key:
         log.write("not started: this process's key differs from its caller's\n")
         return
     started = time.perf_counter()
-    to_load = _preload()  # loaded between commands, after the socket is up: the children of the first ones
-    log.write(f"imported in {time.perf_counter() - started:.2f} s\n")  # load what they miss themselves
-    import gc
+    try:
+        to_load = _preload()  # loaded between commands, after the socket is up: the children of the first ones
+        log.write(f"imported in {time.perf_counter() - started:.2f} s\n")  # load what they miss themselves
+        import gc
 
-    gc.freeze()  # the loaded objects stay out of the children's collections: no copy-on-write of their pages
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    temporary = f"{name}.{os.getpid()}.tmp"
-    listener.bind(temporary)
-    listener.listen(64)
-    os.rename(temporary, name + ".sock")
+        gc.freeze()  # the loaded objects stay out of the children's collections: no copy-on-write of their pages
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        temporary = f"{name}.{os.getpid()}.tmp"
+        listener.bind(temporary)
+        listener.listen(64)
+        os.rename(temporary, name + ".sock")
+    except Exception as e:  # callers run their commands themselves, and start no server for _RETRY_SECONDS
+        import traceback
+
+        traceback.print_exc(file=log)
+        log.write(f"failed: {e!r}\n")
+        return
     mine = os.stat(name + ".sock").st_ino
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
@@ -259,7 +284,7 @@ def serve(name: str, key: str) -> None:
     children: dict = {}
     last = time.monotonic()
     try:
-        while True:
+        while not stopping:
             timeout = 0.0 if to_load else None if children else max(0.0, last + idle - time.monotonic())
             ready, _, _ = select.select([listener.fileno(), wake_read], [], [], timeout)
             if not ready and to_load:
@@ -288,6 +313,7 @@ def serve(name: str, key: str) -> None:
         if _still_mine(name, mine):
             os.unlink(name + ".sock")
         log.write("exiting\n")
+    os._exit(0)  # the interpreter's own shutdown (numba, LLVM) takes ~1.5 s of CPU for nothing
 
 
 def stop_servers(place: str | None = None) -> list:

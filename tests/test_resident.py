@@ -130,12 +130,22 @@ def _started_training(place, tmp_path):
 
 
 def _gone(pid: int, seconds: float = 30) -> bool:
+    """The process ended (a zombie has: the server's parent is init, which may reap it seconds later)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
             return True
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                if any(line.startswith("State:") and "Z" in line for line in f):
+                    return True
+        except FileNotFoundError:
+            if os.path.isdir("/proc"):
+                return True  # ended between the two calls
+        except OSError:
+            pass
         time.sleep(0.05)
     return False
 
@@ -215,3 +225,31 @@ def test_the_server_can_fork_children_that_run_parallel_kernels():
     """
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0 and run.stdout.strip() == "0", run.stderr
+
+
+def test_a_server_that_failed_to_start_is_not_restarted_for_a_while(place, monkeypatch):
+    monkeypatch.setenv("SVMSTRUCT_RESIDENT_DIR", str(place))
+    monkeypatch.setenv("SVMSTRUCT_RESIDENT", "1")
+    key = resident._key()
+    name = str(place / "w-test")
+    log = Path(name + ".log")
+    log.write_text("pid 1: loading\nfailed: OSError('no room')\n")
+    resident._start_server(name, key)
+    time.sleep(1.0)
+    assert log.read_text().startswith("pid 1:") and not list(place.glob("*.sock"))
+    os.utime(log, (time.time() - 120, time.time() - 120))
+    resident._start_server(name, key)
+    deadline = time.monotonic() + 60
+    while not list(place.glob("*.sock")):
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+
+
+def test_a_socket_path_too_long_leaves_the_command_to_its_process(tmp_path, monkeypatch):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True, mode=0o700)
+    deep.chmod(0o700)
+    monkeypatch.setenv("SVMSTRUCT_RESIDENT_DIR", str(deep))
+    monkeypatch.setenv("SVMSTRUCT_RESIDENT", "1")
+    assert resident.run(["--version"]) is None
+    assert not list(deep.iterdir())
