@@ -39,7 +39,7 @@ PROTOCOL = "svmstruct-resident-1"
 # environment variables read when the modules load (numba's configuration, the OpenMP and BLAS runtimes, the
 # interpreter, the locale, tempfile's directory): a server started under other values would behave differently
 _KEY_PREFIXES = ("PYTHON", "NUMBA_", "OMP_", "KMP_", "GOMP_", "OPENBLAS_", "MKL_", "LC_", "LANG", "TMPDIR",
-                 "SVMSTRUCT_RESIDENT")
+                 "SVMSTRUCT_RESIDENT_")  # not the switch itself
 _FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
 _LENGTH_DIGITS = 10
 _LONGEST_NAME = 100  # NAME.sock and NAME.PID.tmp within the 107 bytes of a Unix socket's path
