@@ -100,6 +100,25 @@ def test_errors_and_exit_statuses_are_the_commands(place, tmp_path):
     assert files_in(tmp_path) == ["bad.txt"]
 
 
+def test_a_broken_pipe_and_a_closed_stdout_end_as_in_their_own_process(place, tmp_path):
+    """`classify | head -1` (the reader goes away: exit 141, quiet) and `classify >&-` (no stdout: the command
+    runs in its own process, which reports it)."""
+    running_server(place)
+    model = tmp_path / "m"
+    assert svm(place, "learn", "-v", "0", SMALL / "train.txt", model).returncode == 0
+    big = tmp_path / "big.txt"
+    big.write_text(re.sub(r" qid:\d+", "", (SMALL / "test.txt").read_text()) * 40)  # large enough to fill a pipe
+    command = f"{sys.executable} -m svmstruct classify {big} {model} | head -1; echo $" + "{PIPESTATUS[0]}"
+    for through in (False, True):
+        env = _env(place) if through else {**os.environ, "SVMSTRUCT_RESIDENT": "0"}
+        piped = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env, cwd=ROOT)
+        assert piped.stdout.splitlines()[-1] == "141" and piped.stderr == "", piped.stderr
+        closed = subprocess.run(["bash", "-c", f"{sys.executable} -m svmstruct classify {big} {model} >&-"],
+                                capture_output=True, text=True, env=env, cwd=ROOT)
+        assert closed.returncode == 4 and "standard output" in closed.stderr, closed.stderr
+    assert served(place) == 2  # the learn and the piped classify; the closed stdout ran in its own process
+
+
 def test_callers_run_side_by_side(place, tmp_path):
     running_server(place)
     env = _env(place)
