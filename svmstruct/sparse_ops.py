@@ -69,14 +69,18 @@ def _small_dense_matvec(X: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def _small_dense_rmatvec(X: np.ndarray, coef: np.ndarray) -> np.ndarray:
-    """sparse_kernels._dense_rmatvec in numpy: the sum over the rows of coef_r x_r in row order (cumsum adds
-    left to right), rows with a zero coefficient skipped; + 0.0 turns the -0.0 of an all-(-0.0) column into
-    the kernel's 0.0 (which starts from 0.0)."""
+    """sparse_kernels._dense_rmatvec in numpy: the sum over the rows of coef_r x_r in row order, rows with a
+    zero coefficient skipped; + 0.0 turns the -0.0 of an all-(-0.0) column into the kernel's 0.0 (which starts
+    from 0.0). Row order: numpy reduces the first axis of a C-ordered array of two or more columns row after
+    row (its pairwise summation is for a reduction along the contiguous axis, which a single column is: cumsum,
+    always left to right, 4x slower, for that case; tests/test_small_inputs.py checks both at several sizes)."""
     rows = np.flatnonzero(coef)
     if len(rows) == 0:
         return np.zeros(X.shape[1])
-    products = coef[rows, None] * X[rows]
-    return np.cumsum(products, axis=0)[-1] + 0.0
+    products = np.ascontiguousarray(coef[rows, None] * X[rows])
+    if X.shape[1] == 1:
+        return np.cumsum(products, axis=0)[-1] + 0.0
+    return np.add.reduce(products, axis=0) + 0.0
 
 
 def _nnz(X) -> int:

@@ -50,6 +50,22 @@ def test_the_dense_products_in_numpy_are_the_kernels_to_the_bit(problem):
         assert bits(sparse_ops._small_dense_rmatvec(X, coef)) == bits(out)
 
 
+@pytest.mark.parametrize("n, m", [(1000, 1), (1000, 46), (20000, 46), (3000, 200)])
+def test_the_numpy_transposed_product_adds_in_row_order_at_every_size(n, m):
+    """At sizes where numpy could block or reorder a reduction: magnitudes 1e-8..1e16 of both signs, so that
+    any other order of additions shows in the last bits."""
+    rng = np.random.default_rng(n + m)
+    X = (rng.normal(size=(n, m)) * 10.0 ** rng.integers(-8, 16, size=(n, m))).astype(np.float32)
+    coef = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, size=n)
+    coef[rng.random(n) < 0.3] = 0.0
+    out = np.zeros(m)
+    sparse_kernels._dense_rmatvec(X, coef, out)
+    assert bits(sparse_ops._small_dense_rmatvec(X, coef)) == bits(out)
+    pairwise = np.sum(coef[:, None] * X.astype(np.float64), axis=0, dtype=np.float64)  # not the same order:
+    assert m == 1 or bits(np.add.reduce(np.ascontiguousarray((coef[:, None] * X).T), axis=1)) != bits(out) \
+        or bits(pairwise) != bits(out)  # the test can tell orders apart
+
+
 def test_small_dense_matrices_are_multiplied_in_numpy_and_large_ones_by_the_kernels(monkeypatch):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 46)).astype(np.float32)
