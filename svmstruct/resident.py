@@ -16,9 +16,9 @@ command's CPU time and memory are the child's, not the calling process's (`time`
 Off (every command in its own process) when SVMSTRUCT_RESIDENT is 0, off, no or false; when the socket
 directory is not private to the user; when a standard descriptor is closed; on systems without Unix sockets and
 fork; whenever connecting or handing over fails before the command started. The server serves only callers of
-the same key: interpreter, sys.path, the package's source files, the environment read at import time
-(NUMBA_*, OMP_*, ... see _KEY_PREFIXES), niceness, CPU affinity, resource limits and cgroup — anything that a
-process of its own would have set up differently.
+the same key: interpreter and its options (-W, -X, -O), sys.path, the package's source files, the environment
+read at import time (NUMBA_*, OMP_*, ... see _KEY_PREFIXES), niceness, CPU affinity, resource limits and cgroup
+— anything that a process of its own would have set up differently.
 
 Fork safety: numba's OpenMP threading layer kills a child forked after the parent launched it, so the server
 never launches it: it loads the cached kernels that do not run in parallel (those load without the threading
@@ -126,8 +126,8 @@ def _key() -> str:
             cgroup = f.read()
     except OSError:
         cgroup = ""
-    return repr((PROTOCOL, sys.executable, sys.version, sys.path, package, sorted(sources), environment,
-                 os.getuid(), os.nice(0), affinity, limits, cgroup))
+    return repr((PROTOCOL, sys.executable, sys.version, sys.flags, sys.warnoptions, sys._xoptions, sys.path, package,
+                 sorted(sources), environment, os.getuid(), os.nice(0), affinity, limits, cgroup))
 
 
 def _hand_over(connection, key: str, args: list) -> int | None:
@@ -253,8 +253,8 @@ def serve(name: str, key: str) -> None:
     stopping = []  # SIGTERM (stop_servers): leave the loop below at its next turn, not from inside a kernel load
     signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(signum))
     log.write(f"pid {os.getpid()}: loading\n")
-    if _key() != key:
-        log.write("not started: this process's key differs from its caller's\n")
+    if _key() != key:  # the caller runs with interpreter options (-W, -X, -O...) that a plain server lacks
+        log.write("failed: this process's key differs from its caller's (interpreter options?)\n")
         return
     started = time.perf_counter()
     try:
