@@ -462,6 +462,7 @@ def _child(connection, key: str, inherited: list) -> None:
 
     code = 1
     done = threading.Event()
+    started = False
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -490,12 +491,23 @@ def _child(connection, key: str, inherited: list) -> None:
         _standard_streams()
         sys.argv = [argv0, *args]
         connection.sendall(b"P%d\n" % os.getpid())
+        started = True
         threading.Thread(target=_watch, args=(connection, done), daemon=True).start()
         code = _run_command(args)
-    except BaseException as e:  # the hand-over failed: the caller sees EOF before "P" and runs the command itself
-        sys.stderr.write(f"svmstruct: resident worker: {e!r}\n")
+    except BaseException as e:
+        if started:  # an error the command did not handle: its traceback, as the interpreter would print it
+            import traceback
+
+            traceback.print_exc()
+        else:  # the hand-over failed: the caller gets no "P" and runs the command itself
+            sys.stderr.write(f"hand-over failed: {e!r}\n")
     finally:
         done.set()
+        for stream in (sys.stdout, sys.stderr):  # as the interpreter flushes them at its exit
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
         try:
             connection.sendall(b"S%d\n" % code)
         except OSError:
@@ -556,11 +568,7 @@ def _run_command(args: list) -> int:
     try:
         sys.stdout.flush()
     except OSError:
-        code = code or 120
-    try:
-        sys.stderr.flush()
-    except OSError:
-        pass
+        code = code or 120  # the interpreter's status when its final flush of stdout fails
     return code
 
 
