@@ -114,7 +114,7 @@ class ParallelKernel:
     """`@threads.parallel_kernel`: FUNCTION compiled by numba twice, with parallel=True and, for one thread,
     without it (prange is then range: the same loops in the same order, so the same results to the bit; its
     own cache entry). A call inside `for_work` that chose one thread runs the twin, which neither launches
-    numba's threading layer (~1 ms) nor loads the parallel code, and leaves the process safe to fork
+    numba's threading layer nor loads the parallel code, and leaves the process safe to fork
     (svmstruct.resident); any other call runs the parallel kernel on numba's current number of threads."""
 
     def __init__(self, function):
@@ -133,8 +133,7 @@ class ParallelKernel:
         return kernel(*args)
 
 
-def parallel_kernel(function) -> ParallelKernel:
-    return ParallelKernel(function)
+parallel_kernel = ParallelKernel
 
 
 def documents(kind: str, n: int) -> float:
