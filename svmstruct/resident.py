@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import _socket  # not socket: the caller's side imports no more than it needs (socket and signal cost ~6 ms)
 import os
+import stat
 import sys
 import zlib
 
@@ -96,8 +97,6 @@ def _directory() -> str | None:
     except FileExistsError:
         pass
     info = os.lstat(place)
-    import stat
-
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         return None
     return place

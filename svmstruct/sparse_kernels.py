@@ -6,17 +6,8 @@ from svmstruct import threads
 
 
 @threads.parallel_kernel
-def _csr_matvec_parallel(indptr, indices, data, w, out):
-    for r in prange(out.shape[0]):
-        acc = 0.0
-        for p in range(indptr[r], indptr[r + 1]):
-            acc += data[p] * w[indices[p]]
-        out[r] = acc
-
-
-@njit(cache=True)
 def _csr_matvec(indptr, indices, data, w, out):
-    for r in range(out.shape[0]):
+    for r in prange(out.shape[0]):
         acc = 0.0
         for p in range(indptr[r], indptr[r + 1]):
             acc += data[p] * w[indices[p]]

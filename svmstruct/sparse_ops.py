@@ -26,10 +26,7 @@ def matvec(X, w: np.ndarray) -> np.ndarray:
         with threads.for_work(threads.madds(X.size)):
             kernels._dense_matvec(X, w, out)
         return out
-    if X.nnz >= PARALLEL_NNZ:
-        with threads.for_work(threads.madds(X.nnz)):
-            kernels._csr_matvec_parallel(X.indptr, X.indices, X.data, w, out)
-    else:
+    with threads.for_work(threads.madds(X.nnz) if X.nnz >= PARALLEL_NNZ else 0.0):  # below: its one-thread twin
         kernels._csr_matvec(X.indptr, X.indices, X.data, w, out)
     return out
 

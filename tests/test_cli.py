@@ -112,7 +112,7 @@ def test_svmlight_export_is_read_back(tmp_path):
     assert max(abs(x - y) for x, y in zip(a, b)) < 1e-5
 
 
-@pytest.mark.parametrize("loss", ["pairs", "map", "ndcg@10", "errorrate", "f1"])
+@pytest.mark.parametrize("loss", ["pairs", "map", "ndcg@10", "errorrate", "f1", "pairs --layout sparse"])
 def test_threads_do_not_change_the_model(loss, tmp_path, monkeypatch):
     """--threads 1 (the kernels' one-thread twins) and --threads 2 with every kernel in parallel (the oracles
     and products over queries and rows, on this small set only because the threshold is lowered) write the same
@@ -128,8 +128,8 @@ def test_threads_do_not_change_the_model(loss, tmp_path, monkeypatch):
             monkeypatch.setattr(policy, "PARALLEL_SECONDS", 0.0 if threads == 2 else policy.PARALLEL_SECONDS)
             path = tmp_path / f"{threads}.model"
             with small.numba_paths():
-                run = invoke("learn", "-l", loss, "-c", "10", "-v", "0", "--threads", threads, SMALL / "train.txt",
-                             path)
+                run = invoke("learn", "-l", *loss.split(), "-c", "10", "-v", "0", "--threads", threads,
+                             SMALL / "train.txt", path)
             assert run.returncode == 0, run.stderr
             models.append(path.read_bytes())
         assert models[0] == models[1]
