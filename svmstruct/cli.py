@@ -18,7 +18,6 @@ from svmstruct.errors import SvmStructError
 from svmstruct.options import SCORE_FORMATS, UsageError
 
 DEFAULT_C = 1.0
-MAX_ITERATIONS = 100000  # train.MAX_ITERATIONS (tests/test_architecture.py checks they agree; train loads numba)
 ALGORITHMS_1SLACK = ("3", "4")  # svm_perf/svm_struct -w values that mean the 1-slack algorithm
 LARGE_FEATURE = 1e4  # |x| above this: warn that the data is badly scaled
 CHECKPOINT_SECONDS = 30.0  # --checkpoint: at most one write per this many seconds (and one at the iteration limit)
@@ -443,7 +442,7 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
     With several prediction files: a paired comparison against the first (means, per-query
     wins/losses, Wilcoxon signed-rank and paired t-test p-values).
     """
-    from svmstruct import evaluate, io, measures, quick, trec
+    from svmstruct import data, evaluate, io, measures, trec
 
     if [test_file, *predictions].count(io.STDIO) > 1:
         raise UsageError("only one of TEST_FILE and PREDICTIONS can be read from stdin")
@@ -463,11 +462,7 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
         io.check_distinct([("--write-qrels", write_qrels)], [("TEST_FILE", test_file), ("--subtopics", subtopics),
                                                              *(("PREDICTIONS", path) for path in predictions)])
         io.check_writable(write_qrels)
-    dataset = None if subtopics else quick.read_labels(test_file)  # labels, qids, docids without numba
-    if dataset is None:
-        from svmstruct import data
-
-        dataset = data.read_svmlight(test_file, features=bool(subtopics))  # the measures read no feature
+    dataset = data.read_svmlight(test_file, features=bool(subtopics))  # the measures read no feature
     if subtopics:
         from svmstruct.diversity import measures as div_measures
 
@@ -552,6 +547,7 @@ def build_cli() -> click.Group:
 
 def _learn() -> click.Command:
     from svmstruct import normalize
+    from svmstruct.train import MAX_ITERATIONS
 
     learn = learn_command
     for decorator in reversed([
@@ -709,8 +705,7 @@ def main(argv=None) -> None:
     args = sys.argv[1:] if argv is None else [str(a) for a in argv]
     try:
         try:
-            if not _quick_classify(args):
-                code = _run(build_cli(), args)
+            code = _run(build_cli(), args)
             sys.stdout.flush()  # a full device fails here, not at the interpreter's exit
         except SystemError as e:  # a signal handler raised inside a numba kernel: its dispatcher wraps it
             raise (_interruption(e) or e) from None
@@ -807,23 +802,6 @@ class _StandardStreams:
 
     def restore(self) -> None:
         sys.stdin, sys.stdout, sys.stderr = self.saved
-
-
-def _quick_classify(args: list) -> bool:
-    """`classify TEST MODEL [OUTPUT]` with no option, on a small plain file: scored without loading numba
-    or scipy when svmstruct.quick can (the same output to the bit); False: the full path runs."""
-    if len(args) not in (3, 4) or args[0] != "classify" or any(a.startswith("-") for a in args[1:]):
-        return False
-    from svmstruct import io, quick
-
-    text = quick.classify(args[1], args[2])
-    if text is None:
-        return False
-    output = args[3] if len(args) == 4 else io.STDIO
-    io.check_distinct([("OUTPUT", output)], [("TEST_FILE", args[1]), ("MODEL_FILE", args[2])])
-    io.check_writable(output)
-    io.write_output(output, text)
-    return True
 
 
 def _run(group: click.Group, args: list) -> int:

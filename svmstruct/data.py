@@ -21,12 +21,13 @@ from svmstruct import io
 from svmstruct import threads as policy
 from svmstruct.documents import Dataset, Docids, check_unique_docids, docid_from_comment, group_queries  # noqa: F401
 from svmstruct.errors import InputError
+from svmstruct.options import NON_FINITE, NUMBER
 
 CHUNK = 1 << 22  # bytes of text parsed per kernel call (threads + 1 in flight): memory stays near the final arrays
 # values the kernel's fast path leaves to Python: plain decimals only (float() would also take '1_0',
 # non-ASCII digits and surrounding Unicode spaces), and the spellings of nan/inf, which are not finite
-_DECIMAL = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_NON_FINITE = re.compile(rb"[+-]?(?:nan|inf|infinity)\Z", re.IGNORECASE)
+_DECIMAL = re.compile(NUMBER.encode() + rb"\Z")
+_NON_FINITE = re.compile(NON_FINITE.encode(), re.IGNORECASE)
 # indices above this are compacted to the distinct ones used when at most half of the range is used
 COMPACT_ABOVE = 1 << 20
 
@@ -94,11 +95,6 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
     """
     if not features:
         return _read_labels(path, dtype)
-    from svmstruct import quick  # a small file stored dense: read without numba (the same Dataset)
-
-    small = quick.read_dataset(path, n_features, dtype, layout)
-    if small is not None:
-        return small
     return _read(path, n_features, dtype, layout)
 
 

@@ -1,6 +1,5 @@
 """What a labelled SVMlight file is once read, without its reader: the Dataset, its docids, and the checks on
-queries and docids that every command shares. Light on purpose (numpy only): `eval` and the quick paths
-use it without loading numba or scipy (svmstruct.data, the reader, re-exports all of it)."""
+queries and docids that every command shares (svmstruct.data, the reader, re-exports all of it)."""
 from __future__ import annotations
 
 import re
@@ -89,22 +88,12 @@ class Docids:
 
     def hashes(self) -> np.ndarray:
         """A 64-bit hash of every docid (FNV-1a over its first 64 bytes, seeded with its length): equal
-        docids have equal hashes."""
-        from svmstruct import small
+        docids have equal hashes (numba's loop: no temporary arrays)."""
+        from svmstruct.eval_kernels import fnv_hashes
 
-        blob = np.frombuffer(self._blob, dtype=np.uint8)
-        if len(self) > small.DOCUMENTS:  # numba's loop: no temporary arrays, ~10x faster
-            from svmstruct.eval_kernels import fnv_hashes
-
-            out = np.empty(len(self), dtype=np.uint64)
-            fnv_hashes(blob, self._offsets, out)
-            return out
-        starts, lengths = self._offsets[:-1], np.diff(self._offsets)
-        h = np.uint64(14695981039346656037) ^ lengths.astype(np.uint64)
-        for j in range(min(int(lengths.max(initial=0)), 64)):
-            live = np.flatnonzero(lengths > j)
-            h[live] = (h[live] ^ blob[starts[live] + j].astype(np.uint64)) * np.uint64(1099511628211)
-        return h
+        out = np.empty(len(self), dtype=np.uint64)
+        fnv_hashes(np.frombuffer(self._blob, dtype=np.uint8), self._offsets, out)
+        return out
 
     def freeze(self) -> "Docids":
         """One byte string and the offsets of the docids in it, built part by part (each part dropped once

@@ -1,5 +1,4 @@
-"""The numba kernels of `eval` on large files (loaded on first use; a small file takes the numpy code beside each
-caller, with the same results): measures.trec_ranking's sort of every query, documents.Docids.hashes."""
+"""The numba kernels of `eval`: measures.trec_ranking's sort of every query, documents.Docids.hashes."""
 import numpy as np
 from numba import njit
 

@@ -9,10 +9,10 @@ import numpy as np
 from svmstruct import io, measures
 from svmstruct.documents import check_unique_docids
 from svmstruct.errors import InputError
+from svmstruct.options import NON_FINITE, NUMBER
 
-_SCORE = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"  # svm_light's number syntax (options)
-_NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)\Z", re.IGNORECASE)
-_SCORE_LINE = re.compile(rf"[ \t]*({_SCORE})[ \t]*\r?\Z")
+_NON_FINITE = re.compile(NON_FINITE, re.IGNORECASE)
+_SCORE_LINE = re.compile(rf"[ \t]*({NUMBER})[ \t]*\r?\Z")
 
 
 def read_predictions(path: str, n_rows: int) -> np.ndarray:

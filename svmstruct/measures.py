@@ -292,25 +292,15 @@ def lookup(name: str) -> Measure:
 
 
 def trec_ranking(scores, qptr, docids) -> np.ndarray:
-    """Every query's rows in trec_order (a permutation of all rows, query by query): one sort of the whole
-    file (numpy), or of every query (numba, above small.DOCUMENTS rows); the docids are looked at only in the
-    queries that have tied scores."""
-    from svmstruct import small
+    """Every query's rows in trec_order (a permutation of all rows, query by query): a sort of every query
+    (numba); the docids are looked at only in the queries that have tied scores."""
+    from svmstruct.eval_kernels import order_by_score
 
     scores = np.asarray(scores, dtype=float)
-    if len(scores) > small.DOCUMENTS:  # one sort per query (numba) instead of one of the whole file: ~5x faster
-        from svmstruct.eval_kernels import order_by_score
-
-        ranking = np.empty(len(scores), dtype=np.int64)
-        has_tie = np.empty(len(qptr) - 1, dtype=np.bool_)
-        order_by_score(scores, np.asarray(qptr, dtype=np.int64), ranking, has_tie)
-        tied = np.flatnonzero(has_tie)
-    else:
-        query = np.repeat(np.arange(len(qptr) - 1), np.diff(qptr))
-        ranking = np.lexsort((-scores, query))
-        ranked, ranked_query = scores[ranking], query[ranking]
-        tie = (ranked[1:] == ranked[:-1]) & (ranked_query[1:] == ranked_query[:-1])  # neighbours of one query
-        tied = np.unique(ranked_query[1:][tie])
+    ranking = np.empty(len(scores), dtype=np.int64)
+    has_tie = np.empty(len(qptr) - 1, dtype=np.bool_)
+    order_by_score(scores, np.asarray(qptr, dtype=np.int64), ranking, has_tie)
+    tied = np.flatnonzero(has_tie)
     for q in tied.tolist():
         lo, hi = int(qptr[q]), int(qptr[q + 1])
         ranking[lo:hi] = lo + trec_order(scores[lo:hi], docids[lo:hi])

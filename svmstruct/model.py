@@ -30,13 +30,14 @@ from typing import Any
 import numpy as np
 
 from svmstruct.errors import InputError
+from svmstruct.options import INTEGER, LARGEST_INTEGER, NUMBER
 
 MAGIC = "svmstruct-model"
 VERSION = 1
-MAX_INDEX = 2**31 - 1  # the largest feature index (as the reader)
+MAX_INDEX = LARGEST_INTEGER  # the largest feature index (as the reader)
 DENSE_LIMIT = 1 << 24  # a model whose feature ids go beyond this keeps its weights sparse (`columns`)
-_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_INTEGER = re.compile(INTEGER)
+_DECIMAL = re.compile(NUMBER + r"\Z")
 
 
 @dataclass
@@ -505,7 +506,7 @@ def from_training(loss, opts: dict, summary, result, C: float, epsilon: float, n
     )
     if not result.learned:  # within train.MIN_GAIN of the objective at w = 0 (the warning `learn` prints)
         header["did_not_learn"] = 1
-    if loss.predict is None:  # classify writes w.x - b (svmstruct.quick may score it without numba)
+    if loss.predict is None:  # classify writes w.x - b
         header["output"] = "scores"
     if normalize != "none":
         header["normalize"] = normalize

@@ -14,11 +14,15 @@ from typing import Any, Callable
 
 from svmstruct.errors import InputError
 
-# svm_light's number syntax (what strtod reads completely): no underscores, no non-ASCII digits, no spaces
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+# svm_light's number syntax (what strtod reads completely): no underscores, no non-ASCII digits, no spaces; the
+# spellings of what float() reads but is not finite; an integer. The patterns of options, files and models.
+NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+NON_FINITE = r"[+-]?(?:nan|inf|infinity)\Z"
+INTEGER = r"[+-]?[0-9]+\Z"
+_NUMBER = re.compile(NUMBER + r"\Z")
+_INTEGER = re.compile(INTEGER)
 SCORE_FORMATS = ("scores", "trec")  # what classify writes for a model that scores (losses.base.Loss.formats)
-LARGEST_INTEGER = 2**31 - 1  # integer options (k, feature ids) are at most this
+LARGEST_INTEGER = 2**31 - 1  # integer options (k) and feature indices (stored 0-based in int32) are at most this
 LARGEST_SCALE = 1e6  # scale-like options (--b, --p, --beta, ERU's alpha and neutral vote) stay within this
 
 

@@ -1,5 +1,5 @@
 """The numba kernels of svmstruct.sparse_ops (X @ w and X' c without copying X, float32 or float64 X, float64
-results). Loaded on first use: small dense inputs are multiplied by sparse_ops' numpy twins instead."""
+results). Loaded on first use."""
 from numba import njit, prange
 
 from svmstruct import threads

@@ -17,6 +17,8 @@ from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
+from svmstruct.options import LARGEST_INTEGER
+
 NEWLINE, CR, HASH, SPACE, TAB, COLON = 10, 13, 35, 32, 9, 58
 
 # error codes (the caller turns them into messages naming file:line and the token)
@@ -33,7 +35,7 @@ OPTION_MISPLACED = 9
 FULL = 10  # the fallback buffer is full: call again from the returned position
 INDEX_TOO_LARGE = 11
 
-MAX_INDEX = 2**31 - 1  # feature indices are stored 0-based in int32
+MAX_INDEX = LARGEST_INTEGER  # feature indices are stored 0-based in int32
 CHECK_ONLY = -(2**62)  # fallback slot of a token that is checked but not stored (cost:<number>)
 
 POW10 = np.array([10.0 ** k for k in range(23)])

@@ -58,11 +58,11 @@ def _run(args: list) -> None:
 
 
 def warm_up(say=print) -> None:
-    """Run every command on tiny inputs (see the module docstring), by the numba paths (small inputs
-    otherwise run in numpy, which compiles nothing, and the first large input would compile its kernels)."""
-    from svmstruct import small, threads
+    """Run every command on tiny inputs (see the module docstring): the one-thread twins of the parallel
+    kernels, then on two threads the parallel kernels themselves."""
+    from svmstruct import threads
 
-    with tempfile.TemporaryDirectory() as tmp, small.numba_paths():
+    with tempfile.TemporaryDirectory() as tmp:
         _every_command(Path(tmp), say)  # tiny work: the parallel kernels' one-thread twins
         kept = threads.PARALLEL_SECONDS
         threads.PARALLEL_SECONDS = 0.0  # every kernel on two threads (even inside make -j): the parallel kernels

@@ -97,9 +97,3 @@ def test_the_model_header_is_read_through_typed_fields_only():
         uses = [node.lineno for node in ast.walk(ast.parse(path.read_text()))
                 if isinstance(node, ast.Attribute) and node.attr == "header"]
         assert not uses, f"{path.name} reads .header at lines {uses}"
-
-
-def test_one_iteration_limit():
-    from svmstruct import cli, train
-
-    assert cli.MAX_ITERATIONS == train.MAX_ITERATIONS

@@ -119,7 +119,6 @@ def test_threads_do_not_change_the_model(loss, tmp_path, monkeypatch):
     bytes; classify and eval take --threads too."""
     import numba
 
-    from svmstruct import small
     from svmstruct import threads as policy
 
     try:
@@ -127,9 +126,8 @@ def test_threads_do_not_change_the_model(loss, tmp_path, monkeypatch):
         for threads in (1, 2):
             monkeypatch.setattr(policy, "PARALLEL_SECONDS", 0.0 if threads == 2 else policy.PARALLEL_SECONDS)
             path = tmp_path / f"{threads}.model"
-            with small.numba_paths():
-                run = invoke("learn", "-l", *loss.split(), "-c", "10", "-v", "0", "--threads", threads,
-                             SMALL / "train.txt", path)
+            run = invoke("learn", "-l", *loss.split(), "-c", "10", "-v", "0", "--threads", threads,
+                         SMALL / "train.txt", path)
             assert run.returncode == 0, run.stderr
             models.append(path.read_bytes())
         assert models[0] == models[1]
@@ -155,7 +153,7 @@ def test_after_the_warm_up_no_command_compiles(tmp_path):
     assert warm.returncode == 0, warm.stderr
     runs = [["learn", "-l", loss, "-c", "1", "-v", "0", SMALL / "train.txt", tmp_path / f"{i}.model"]
             for i, loss in enumerate(["ndcg@10", "map", "pairs", "errorrate", "f1", "rocarea", "mrr"])]
-    # the numba paths of large inputs (small ones run in numpy): a gzipped file goes to the parsing kernels
+    # gzipped input, both layouts
     (tmp_path / "train.txt.gz").write_bytes(gzip.compress((SMALL / "train.txt").read_bytes()))
     runs += [["learn", "-l", loss, layout, "-c", "1", "-v", "0", tmp_path / "train.txt.gz", tmp_path / "big.model"]
              for loss in ("pairs", "errorrate") for layout in ("--dense", "--layout=sparse")]

@@ -608,65 +608,11 @@ def test_reading_in_parts_agrees_with_the_whole_file(workdir, raw, part):
     assert [row for p in parts for row in rows_of(p)] == rows_of(whole)
 
 
-# ---- the quick classify path (svmstruct.quick) reads exactly what the full reader reads
-
-LONG_DIGITS = st.builds(lambda zeros, digits: "0" * zeros + digits, st.integers(0, 20),
-                        st.text("0123456789", min_size=1, max_size=22))
-
-
-@st.composite
-def plain_or_odd_file(draw):
-    """Mutated valid files, and lines whose qid and indices are long digit strings (leading zeros included)."""
-    if draw(st.booleans()):
-        raw, _ = draw(MUTATION_BASE)
-        return draw(mutated(raw))
-    lines = []
-    for _ in range(draw(st.integers(1, 4))):
-        qid = draw(st.one_of(st.none(), LONG_DIGITS))
-        indices = sorted(draw(st.lists(LONG_DIGITS, max_size=3)), key=lambda t: int(t))
-        tokens = [draw(st.sampled_from(["1", "0", "-1", "2.5"]))] + ([f"qid:{qid}"] if qid is not None else [])
-        tokens += [f"{i}:{draw(st.sampled_from(['1', '0.5', '-2', '1e3']))}" for i in indices]
-        lines.append(" ".join(tokens))
-    return ("\n".join(lines) + "\n").encode()
-
-
 def rows_of(d):
     X = sp.csr_matrix(d.X)
     columns = np.arange(d.n_features) if d.columns is None else d.columns
     return [[(int(columns[j]) + 1, float(v)) for j, v in zip(X[r].indices, X[r].data) if v != 0]
             for r in range(d.n_docs)]
-
-
-@settings(max_examples=examples(600), **FAST)
-@given(raw=plain_or_odd_file())
-def test_the_quick_path_accepts_only_what_the_full_reader_reads_alike(workdir, raw):
-    """quick.plain_features (classify), read_labels (eval) and read_dataset (learn) either decline a file (None:
-    the full path decides) or read exactly what the full reader reads: never a file the full reader rejects,
-    never other values (the same file scores, evaluates and trains alike whatever its size)."""
-    from svmstruct import quick
-
-    path = put(workdir, raw)
-    note(repr(raw))
-    features, labels = quick.plain_features(raw), quick.read_labels(path)
-    small = quick.read_dataset(path, None, np.float64, "dense")  # learn's reader
-    if labels is not None:  # eval's reader of labels, qids and docids, against the kernels' (no feature read)
-        full = data._read_labels(path, np.float64)  # an InputError here is a disagreement
-        assert [bits(v) for v in labels.y] == [bits(v) for v in full.y]
-        assert np.array_equal(labels.qid, full.qid) and np.array_equal(labels.qptr, full.qptr)
-        assert np.array_equal(labels.line, full.line) and list(labels.docids) == list(full.docids)
-    if features is None and small is None:
-        return
-    d = data._read(path, None, np.float64, "sparse")  # the kernels: an InputError here is a disagreement
-    if features is not None:
-        per_row, indices, values = features
-        ends = np.cumsum(per_row)
-        rows = [list(zip(indices[e - k:e].tolist(), values[e - k:e].tolist())) for k, e in zip(per_row, ends)]
-        assert rows_of(d) == [[(i, v) for i, v in row if v != 0] for row in rows]
-    if small is not None:
-        dense = data._read(path, None, np.float64, "dense")
-        assert small.X.tobytes() == dense.X.tobytes() and small.X.shape == dense.X.shape
-        assert small.y.tobytes() == dense.y.tobytes() and list(small.docids) == list(dense.docids)
-        assert np.array_equal(small.qptr, dense.qptr) and np.array_equal(small.line, dense.line)
 
 
 # ---- eval's prediction reader: one number in svm_light's syntax per line, else an error naming the line
@@ -974,15 +920,6 @@ def test_known_corrupt_deflate_stream(tmp_path):
                                  b"1 1:2\xc2\xa0\n"])
 def test_known_float_only_spellings_accepted(tmp_path, raw):
     expect_input_error(tmp_path, raw, line=1)
-
-
-def test_known_quick_path_on_a_file_of_comments_only(tmp_path):
-    """A file with no data line: the quick paths decline it (the full reader says 'no examples')."""
-    from svmstruct import quick
-
-    path = tmp_path / "c.dat"
-    path.write_bytes(b"#0.0 qid:0")
-    assert quick.plain_features(path.read_bytes()) is None and quick.read_labels(str(path)) is None
 
 
 @pytest.mark.parametrize("raw", [b"1 2147483649:1\n", b"1 4294967297:5\n"])

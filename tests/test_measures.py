@@ -136,20 +136,9 @@ def test_midranks_equal_scipy_rankdata(seed):
     assert measures.midranks(np.array([])).shape == (0,) and measures.midranks(np.array([3.0])).tolist() == [1.0]
 
 
-@pytest.mark.parametrize("path", ["numpy", "numba"])
-def test_the_ranking_of_the_whole_file_is_every_querys_trec_order(path):
-    """measures.trec_ranking sorts every query by score (numpy's lexsort of the whole file, or numba's sort per
-    query for large files) and looks at docids only where scores tie: the same permutation as trec_order query
-    by query (scores with many ties, -0.0 and 0.0 among them)."""
-    import contextlib
-
-    from svmstruct import small
-
-    with small.numba_paths() if path == "numba" else contextlib.nullcontext():
-        _check_trec_ranking()
-
-
-def _check_trec_ranking():
+def test_the_ranking_of_the_whole_file_is_every_querys_trec_order():
+    """measures.trec_ranking sorts every query by score and looks at docids only where scores tie: the same
+    permutation as trec_order query by query (scores with many ties, -0.0 and 0.0 among them)."""
     rng = np.random.default_rng(4)
     sizes = rng.integers(1, 9, size=300)
     qptr = np.concatenate([[0], np.cumsum(sizes)])

@@ -357,11 +357,11 @@ def test_an_output_that_is_an_input_is_refused_before_anything_is_written(tmp_pa
         assert files_in(tmp_path) == listing, args
 
 
-def test_the_quick_classify_path_refuses_it_too(tmp_path):
+def test_classify_without_options_refuses_it_too(tmp_path):
     model = tmp_path / "m.model"
     assert invoke("learn", "-l", "map", "-v", "0", TRAIN, model).returncode == 0
     before = model.read_bytes()
-    result = process("classify", TEST, model, model)  # no option: the quick path
+    result = process("classify", TEST, model, model)
     one_line_error(result, 2, "same file")
     assert model.read_bytes() == before
 

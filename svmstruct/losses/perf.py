@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmstruct import small
 from svmstruct.errors import InputError
 from svmstruct.losses import perf_codes as po
-from svmstruct.losses import perf_numpy
 from svmstruct.losses.base import Loss
 from svmstruct.options import LARGEST_SCALE, REL_THRESHOLD, K, Option, above_at_most, between
 from svmstruct.problem import Reference, TrainingProblem
@@ -91,17 +89,10 @@ def _builder(code: int):
             )
         X = with_bias(data.X, bias)
 
-        if code == po.ERRORRATE and len(y) <= small.DOCUMENTS:  # numpy: no numba to load, the same answers
-            def oracle(scores):
-                return perf_numpy.errorrate_examples(y, scores, qptr)
-        else:
-            from svmstruct.losses import perf_oracles
-
-            def oracle(scores):
-                return perf_oracles.examples_most_violated(y, scores, qptr, code, k_abs, frac, beta)
+        from svmstruct.losses import perf_oracles
 
         def most_violated(scores):
-            dcoef, deltas, _ = oracle(scores)
+            dcoef, deltas, _ = perf_oracles.examples_most_violated(y, scores, qptr, code, k_abs, frac, beta)
             return dcoef, float(deltas.sum())
 
         info = {"positives": int(np.sum(y > 0)), "negatives": int(np.sum(y <= 0))}

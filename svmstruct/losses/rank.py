@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmstruct import small, threads
+from svmstruct import threads
 from svmstruct.errors import InputError
-from svmstruct.losses import rank_numpy
 from svmstruct.losses.base import Loss
 from svmstruct.problem import Reference, TrainingProblem
 
@@ -37,11 +36,7 @@ def _pairs_builder(per_query_average: bool):
 
 
 def _pairs_oracle(y: np.ndarray, qptr: np.ndarray, per_query_average: bool):
-    """(most_violated(scores), pairs per query): in numpy on a small training set (no numba to load; the same
-    answers to the bit), else numba's rank_oracles."""
-    if len(y) <= small.DOCUMENTS:
-        ranks, levels, pairs = rank_numpy.query_label_ranks(y, qptr)
-        return rank_numpy.PairsOracle(qptr, ranks, levels, pairs, per_query_average), pairs
+    """(most_violated(scores), pairs per query) by numba's rank_oracles."""
     from svmstruct.losses import rank_oracles
 
     with threads.for_work(threads.documents("labels", len(y))):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmstruct import small, threads
+from svmstruct import threads
 from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
 from svmstruct.options import REL_THRESHOLD
@@ -23,18 +23,12 @@ def build(data, opts: dict) -> TrainingProblem:
     if not used.any():
         raise InputError("no query has both relevant and non-relevant documents", data.path)
 
-    if len(qptr) - 1 <= small.MAP_QUERIES:  # few queries: numpy's twin, no numba to load (the same answers)
-        from svmstruct.losses import map_numpy
+    work = threads.documents("map", len(relevant))
+    from svmstruct.losses import map_oracles  # numba: loaded when MAP trains, not with the registry
 
-        def most_violated(scores):
-            return map_numpy.map_most_violated(relevant, scores, qptr)
-    else:
-        work = threads.documents("map", len(relevant))
-        from svmstruct.losses import map_oracles  # numba: loaded when MAP trains, not with the registry
-
-        def most_violated(scores):
-            with threads.for_work(work):
-                return map_oracles.map_most_violated(relevant, scores, qptr)
+    def most_violated(scores):
+        with threads.for_work(work):
+            return map_oracles.map_most_violated(relevant, scores, qptr)
 
     examples = [(int(qptr[q]), int(qptr[q + 1])) for q in np.flatnonzero(used)]
     return TrainingProblem(data.X, int(used.sum()), most_violated, skipped=int((~used).sum()),
