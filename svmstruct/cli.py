@@ -536,7 +536,7 @@ def build_cli() -> click.Group:
     """The command group, with `learn`'s loss options generated from the registry as it is now."""
 
     @click.group(cls=_Commands, factories={"learn": _learn, "classify": _classify, "eval": _eval, "qrels": _qrels,
-                                           "div-baseline": _div_baseline, "losses": _losses},
+                                           "div-baseline": _div_baseline, "losses": _losses, "worker": _worker},
                  context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(version=__version__, prog_name="svmstruct")
     def cli():
@@ -697,10 +697,25 @@ def _losses() -> click.Command:
     return click.command(name="losses")(losses_command)
 
 
+def _worker() -> click.Command:
+    @click.command(name="worker", context_settings={"ignore_unknown_options": True}, add_help_option=False)
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def worker(args):
+        """Show the resident worker (status, the default) or stop it (stop); --all: every installation's."""
+        from svmstruct import resident
+
+        code = resident.main(list(args))
+        if code:
+            sys.exit(code)
+
+    return worker
+
+
 def main(argv=None) -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback."""
     code = 0
-    previous = {number: signal.signal(number, _raise_terminated) for number in ENDING_SIGNALS}
+    previous = {number: signal.signal(number, _raise_terminated) for number in ENDING_SIGNALS
+                if signal.getsignal(number) != signal.SIG_IGN}  # inherited as ignored (nohup): stays ignored
     streams = _StandardStreams()
     args = sys.argv[1:] if argv is None else [str(a) for a in argv]
     try:

@@ -1,7 +1,7 @@
 """The `svmstruct` command's entry point. A command goes to the resident worker when one serves this
-installation (svmstruct.resident: no start-up to pay), else runs here. Ctrl-C while the command line
-interface is still being imported (numpy, click: a noticeable time on a busy machine) ends as cleanly as it
-does later, with exit 130."""
+installation (svmstruct.resident: no start-up to pay), else runs here; `svmstruct worker ...` (the worker's
+status, stop) always runs here and starts no server. Ctrl-C while the command line interface is still being
+imported (numpy, click: a noticeable time on a busy machine) ends as cleanly as it does later, with exit 130."""
 import sys
 
 
@@ -9,6 +9,8 @@ def main() -> None:
     try:
         from svmstruct import resident
 
+        if sys.argv[1:2] == ["worker"]:
+            sys.exit(resident.main(sys.argv[2:]))
         code = resident.run(sys.argv[1:])
         if code is not None:
             sys.exit(code)

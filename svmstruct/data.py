@@ -102,7 +102,8 @@ def _read(path: str, n_features: int | None, dtype, layout: str) -> Dataset:
     """read_svmlight by the parsing kernels (numba), in two passes."""
     name = "<stdin>" if path == "-" else path
     with io.open_binary(path) as f:
-        dataset = _read_from(f, name, path != "-" and not isinstance(f, gzip.GzipFile), n_features, dtype, layout)
+        seekable = path != "-" and not isinstance(f, gzip.GzipFile) and f.seekable()  # not: a pipe, a FIFO
+        dataset = _read_from(f, name, seekable, n_features, dtype, layout)
     assert dataset is not None
     return dataset
 
@@ -254,7 +255,7 @@ def _read_labels(path: str, dtype) -> Dataset:
     rows = first_line = 0
     docids = Docids()
     with io.open_binary(path) as f, ThreadPoolExecutor(threads) as pool:
-        size = None if path == "-" or isinstance(f, gzip.GzipFile) else os.fstat(f.fileno()).st_size
+        size = None if path == "-" else _plain_size(f)
         parse = lambda buf: _parse_alone(buf, name)  # noqa: E731
         for buf, (chunk, calls, lines_in) in _in_order(pool, threads, parse, _complete_chunks(f, name, threads + 2)):
             n = calls[-1][-1]

@@ -29,13 +29,14 @@ def open_binary(path: str) -> BinaryIO:
         if os.path.isdir(path):
             raise InputError("is a directory", path)
         f = open(path, "rb")
-        if f.read(2) == b"\x1f\x8b":
-            f.close()
-            return gzip.open(path, "rb")  # type: ignore[return-value]
-        f.seek(0)
-        return f
+        if f.peek(2)[:2] != b"\x1f\x8b":  # peek: a pipe (/dev/fd/63 of a process substitution) cannot seek back
+            return f
+        if not f.seekable():
+            return gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]
+        f.close()
+        return gzip.open(path, "rb")  # type: ignore[return-value]
     except OSError as e:
-        raise InputError(f"cannot open: {e.strerror}", path) from None
+        raise InputError(f"cannot open: {e.strerror or e}", path) from None
 
 
 def open_text(path: str, what: str = "file"):

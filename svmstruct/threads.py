@@ -32,6 +32,16 @@ NS_PER_DOCUMENT = {"pairs": 70.0, "map": 63.0, "dorm": 103.0, "dorm-latent": 102
 _chosen: int | None = None  # --threads, or set_count from the library
 
 
+def parallel_seconds() -> float:
+    """PARALLEL_SECONDS, or $SVMSTRUCT_PARALLEL_SECONDS when set (0: every kernel runs in parallel, whatever its
+    work: how the tests run the parallel kernels on small inputs through any process)."""
+    value = os.environ.get("SVMSTRUCT_PARALLEL_SECONDS", "")
+    try:
+        return max(0.0, float(value)) if value else PARALLEL_SECONDS
+    except ValueError:
+        return PARALLEL_SECONDS
+
+
 def _positive(name: str) -> int | None:
     value = os.environ.get(name, "").strip().split(",")[0]
     return int(value) if value.isdigit() and int(value) > 0 else None
@@ -83,9 +93,9 @@ _state = threading.local()  # .one_thread: the ParallelKernels called in this th
 
 class for_work:
     """`with threads.for_work(seconds):` around a ParallelKernel's call: count() threads when the call's
-    one-thread work is at least PARALLEL_SECONDS, else one — the kernel's one-thread twin, which does not
-    start numba's threading layer. Nothing to set while numba is not loaded (a small input's numpy twins
-    run instead of the kernels: import the kernel's module first)."""
+    one-thread work is at least parallel_seconds(), else one — the kernel's one-thread twin, which does not
+    start numba's threading layer. Nothing to set while numba is not loaded (import the kernel's module
+    first)."""
 
     def __init__(self, seconds: float):
         self.seconds = seconds
@@ -96,7 +106,7 @@ class for_work:
         numba = sys.modules.get("numba")
         if numba is None:
             return self
-        n = count() if self.seconds >= PARALLEL_SECONDS else 1
+        n = count() if self.seconds >= parallel_seconds() else 1
         self.one_thread_before = getattr(_state, "one_thread", False)
         _state.one_thread = n == 1
         if n > 1:

@@ -1,12 +1,46 @@
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-# every command of the suite runs in its own process: the resident worker (svmstruct.resident) has its own tests,
-# which turn it on for their commands
-os.environ["SVMSTRUCT_RESIDENT"] = "0"
+# Commands run as a user's shell runs them: the installed `svmstruct` command through the resident worker
+# (svmstruct.resident), a server of the suite's own in a private socket directory, stopped when the suite ends.
+# A test that means the command's own process says so (SVMSTRUCT_RESIDENT=0, invoke(own=True)); invoke_here
+# runs cli.main in the test's process, for the tests that replace a function of the package.
+WORKER_DIR = Path(tempfile.mkdtemp(prefix="svmw"))
+os.environ.update(SVMSTRUCT_RESIDENT="1", SVMSTRUCT_RESIDENT_DIR=str(WORKER_DIR), SVMSTRUCT_RESIDENT_IDLE="900")
+_SCRIPT = Path(sys.executable).parent / "svmstruct"
+COMMAND = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "svmstruct"]
+_THROUGH_THE_WORKER: set = set()  # the tests that had a command served by the suite's servers
+
+
+def _served() -> int:
+    return sum(log.read_text(errors="replace").count("running: pid") for log in WORKER_DIR.glob("*.log"))
+
+
+@pytest.fixture(autouse=True)
+def _count_served(request):
+    before = _served()
+    yield
+    if _served() > before:
+        _THROUGH_THE_WORKER.add(request.node.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter):
+    servers = len(list(WORKER_DIR.glob("*.sock")))
+    terminalreporter.write_line(f"resident worker: {_served()} commands of {len(_THROUGH_THE_WORKER)} tests served "
+                                f"by {servers} server(s) of the suite (tests/test_resident.py has its own)")
+
+
+def pytest_unconfigure(config):
+    from svmstruct import resident_server
+
+    resident_server.stop_servers(str(WORKER_DIR), every=True)
+    shutil.rmtree(WORKER_DIR, ignore_errors=True)
 
 # tests use the reference-case helpers of scripts/reference.py (scripts never import tests)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
@@ -35,9 +69,18 @@ class Result:
         self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
 
 
-def invoke(*args, stdin=None):
-    """`svmstruct ARGS` run in this process (svmstruct.cli.main), stdin from a string; for the tests whose
-    point is not the process itself (start-up, signals, the numba cache have their own subprocess tests)."""
+def invoke(*args, stdin=None, own=False, env=None):
+    """`svmstruct ARGS` as the shell runs it (the installed command; through the resident worker unless own=True),
+    stdin from a string; ENV: variables added to this process's environment."""
+    environment = {**os.environ, **(env or {}), **({"SVMSTRUCT_RESIDENT": "0"} if own else {})}
+    run = subprocess.run([*COMMAND, *map(str, args)], input=(stdin or "").encode(), capture_output=True,
+                         env=environment)
+    return Result(run.returncode, run.stdout.decode(errors="replace"), run.stderr.decode(errors="replace"))
+
+
+def invoke_here(*args, stdin=None):
+    """`svmstruct ARGS` run in this process (svmstruct.cli.main), stdin from a string: for the tests that replace
+    a function of the package (monkeypatch) before the command runs."""
     import contextlib
     import io
 

@@ -113,31 +113,23 @@ def test_svmlight_export_is_read_back(tmp_path):
 
 
 @pytest.mark.parametrize("loss", ["pairs", "map", "ndcg@10", "errorrate", "f1", "pairs --layout sparse"])
-def test_threads_do_not_change_the_model(loss, tmp_path, monkeypatch):
+def test_threads_do_not_change_the_model(loss, tmp_path):
     """--threads 1 (the kernels' one-thread twins) and --threads 2 with every kernel in parallel (the oracles
-    and products over queries and rows, on this small set only because the threshold is lowered) write the same
-    bytes; classify and eval take --threads too."""
-    import numba
-
-    from svmstruct import threads as policy
-
-    try:
-        models = []
-        for threads in (1, 2):
-            monkeypatch.setattr(policy, "PARALLEL_SECONDS", 0.0 if threads == 2 else policy.PARALLEL_SECONDS)
-            path = tmp_path / f"{threads}.model"
-            run = invoke("learn", "-l", *loss.split(), "-c", "10", "-v", "0", "--threads", threads,
-                         SMALL / "train.txt", path)
-            assert run.returncode == 0, run.stderr
-            models.append(path.read_bytes())
-        assert models[0] == models[1]
-        scored = invoke("classify", "--threads", "1", SMALL / "test.txt", tmp_path / "1.model")
-        lines = (SMALL / "test.txt").read_text().splitlines()
-        assert scored.returncode == 0 and len(scored.stdout.splitlines()) == len(lines)
-        evaluated = invoke("eval", "--threads", "1", SMALL / "test.txt", "-", stdin=scored.stdout)
-        assert evaluated.returncode == 0, evaluated.stderr
-    finally:
-        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    and products over queries and rows, on this small set only because SVMSTRUCT_PARALLEL_SECONDS=0) write the
+    same bytes; classify and eval take --threads too."""
+    models = []
+    for threads in (1, 2):
+        path = tmp_path / f"{threads}.model"
+        run = invoke("learn", "-l", *loss.split(), "-c", "10", "-v", "0", "--threads", threads, SMALL / "train.txt",
+                     path, env={"SVMSTRUCT_PARALLEL_SECONDS": "0"} if threads == 2 else {})
+        assert run.returncode == 0, run.stderr
+        models.append(path.read_bytes())
+    assert models[0] == models[1]
+    scored = invoke("classify", "--threads", "1", SMALL / "test.txt", tmp_path / "1.model")
+    lines = (SMALL / "test.txt").read_text().splitlines()
+    assert scored.returncode == 0 and len(scored.stdout.splitlines()) == len(lines)
+    evaluated = invoke("eval", "--threads", "1", SMALL / "test.txt", "-", stdin=scored.stdout)
+    assert evaluated.returncode == 0, evaluated.stderr
 
 
 def test_threads_must_be_positive():

@@ -367,7 +367,7 @@ def test_classify_scores_a_file_a_part_at_a_time_as_a_whole(tmp_path, monkeypatc
     once (the same CSR products, row by row); gzip and stdin alike."""
     from svmstruct import model
 
-    from conftest import invoke
+    from conftest import invoke_here as invoke
 
     rng = np.random.default_rng(5)
     train, test = tmp_path / "train.txt", tmp_path / "test.txt"

@@ -9,7 +9,7 @@ import pytest
 from svmstruct import api, data, train
 from svmstruct.errors import InputError
 
-from conftest import ROOT, invoke
+from conftest import ROOT, invoke, invoke_here
 
 pytest.importorskip("distributed")
 
@@ -190,7 +190,7 @@ def test_cli_refusals_before_any_cluster_starts(shards, tmp_path):
 def test_an_unreachable_scheduler_is_one_line(shards, tmp_path, monkeypatch):
     monkeypatch.setattr(distributed, "TIMEOUT", 2.0)
     out = tmp_path / "m.model"
-    run = invoke("learn", "-l", "map", "--scheduler", "tcp://127.0.0.1:9", *shards["ranking"], str(out))
+    run = invoke_here("learn", "-l", "map", "--scheduler", "tcp://127.0.0.1:9", *shards["ranking"], str(out))
     assert run.returncode == 5 and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in run.stderr
     assert run.stderr.count("\n") == 1 and not out.exists()
 

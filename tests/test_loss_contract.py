@@ -13,10 +13,10 @@ import math
 import numpy as np
 import pytest
 
-from svmstruct import api, cli, data, losses, model
+from svmstruct import api, data, losses, model
 from svmstruct.options import UsageError
 
-from conftest import ROOT
+from conftest import ROOT, invoke
 
 LOSSES = sorted(losses.REGISTRY)
 SMALL_RANKING = ROOT / "data" / "mq2008-small"
@@ -215,7 +215,8 @@ def test_training_converges_with_a_certified_gap_and_the_model_round_trips(name,
 
 
 @pytest.mark.parametrize("name", LOSSES)
-def test_learn_and_classify_through_the_command_line(name, tmp_path, capsys):
+def test_learn_and_classify_through_the_command_line(name, tmp_path, capsys, run=invoke):
+    """learn and classify as the shell runs them (run=invoke_here: in this process, for a loss registered here)."""
     loss = losses.REGISTRY[name]
     dataset, opts = small_training_set(loss)
     train_file = f"{SMALL_DIV}.svm" if loss.output == "subset" else str(SMALL_RANKING / "train.txt")
@@ -223,8 +224,10 @@ def test_learn_and_classify_through_the_command_line(name, tmp_path, capsys):
     for key, value in opts.items():
         flags += [losses.all_options()[key].flag, str(value)]
     model_file, out = tmp_path / "m.model", tmp_path / "out.txt"
-    cli.main(["learn", "-l", name, "-c", "1", "-#", "200", "-v", "0", *flags, train_file, str(model_file)])
-    cli.main(["classify", train_file, str(model_file), str(out)])
+    learned = run("learn", "-l", name, "-c", "1", "-#", "200", "-v", "0", *flags, train_file, str(model_file))
+    assert learned.returncode == 0, learned.stderr
+    classified = run("classify", train_file, str(model_file), str(out))
+    assert classified.returncode == 0, classified.stderr
     lines = out.read_text().splitlines()
     if loss.predict is None:
         assert len(lines) == dataset.n_docs

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import ROOT, invoke
+from conftest import ROOT, invoke, invoke_here
 from experiment import CpuHogs
 
 TRAIN = ROOT / "data" / "mq2008-small" / "train.txt"
@@ -147,7 +147,7 @@ def test_out_of_memory_is_one_line(tmp_path, monkeypatch):
         raise MemoryError()
 
     monkeypatch.setattr(data, "read_svmlight", exhausted)
-    one_line_error(invoke("learn", "-v", "0", TRAIN, tmp_path / "m"), 1, "out of memory")
+    one_line_error(invoke_here("learn", "-v", "0", TRAIN, tmp_path / "m"), 1, "out of memory")
     assert files_in(tmp_path) == []
 
 
@@ -315,7 +315,7 @@ def test_an_interruption_wrapped_by_a_numba_dispatcher_is_still_an_interruption(
                 raise SystemError("CPUDispatcher(<function kernel>) returned a result with an exception set") from e
 
         monkeypatch.setattr(cli, "_run", run)
-        result = invoke("losses")
+        result = invoke_here("losses")
         one_line_error(result, code, word)
 
 

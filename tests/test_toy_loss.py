@@ -7,7 +7,7 @@ from svmstruct import cli, data, losses, model
 
 import test_loss_contract as contract
 import toy_loss
-from conftest import ROOT
+from conftest import ROOT, invoke_here
 
 TRAIN = ROOT / "data" / "mq2008-small" / "train.txt"
 
@@ -47,4 +47,4 @@ def test_the_contract_battery_runs_on_the_new_loss(toy_registered, tmp_path, cap
     contract.test_names_and_options("toy")
     contract.test_oracle_attains_the_best_enumerated_output("toy", tmp_path)
     contract.test_training_converges_with_a_certified_gap_and_the_model_round_trips("toy", tmp_path)
-    contract.test_learn_and_classify_through_the_command_line("toy", tmp_path, capsys)
+    contract.test_learn_and_classify_through_the_command_line("toy", tmp_path, capsys, run=invoke_here)

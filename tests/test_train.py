@@ -262,7 +262,8 @@ def test_fit_refuses_weights_that_are_not_finite_as_learn_does(monkeypatch, tmp_
     import svmstruct
     from svmstruct.errors import NumericalError
 
-    from conftest import ROOT, invoke
+    from conftest import ROOT
+    from conftest import invoke_here as invoke
 
     real = train.optimise
 

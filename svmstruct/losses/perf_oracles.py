@@ -241,7 +241,7 @@ def examples_most_violated(y, s, qptr, code, k_abs, frac, beta):
     nq = len(qptr) - 1
     dcoef, deltas, used = np.zeros(len(y)), np.zeros(nq), np.zeros(nq, dtype=np.bool_)
     work = threads.documents("perf", len(y))
-    if nq >= 8 and work >= threads.PARALLEL_SECONDS:
+    if nq >= 8 and work >= threads.parallel_seconds():
         with threads.for_work(work):
             _examples_parallel(y, s, qptr, code, int(k_abs), float(frac), float(beta), dcoef, deltas, used)
     else:
