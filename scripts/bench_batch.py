@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from svmstruct import resident
+from svmstruct import resident_server
 
 import experiment
 
@@ -93,7 +93,7 @@ def both(out: Path, target: str, jobs: int, svm: str) -> tuple[float, float]:
     own = timed_make(out, target, jobs, svm, {"SVMSTRUCT_RESIDENT": "0"})
     with tempfile.TemporaryDirectory(prefix="svmr") as sockets:
         through = timed_make(out, target, jobs, svm, {"SVMSTRUCT_RESIDENT": "1", "SVMSTRUCT_RESIDENT_DIR": sockets})
-        resident.stop_servers(sockets)
+        resident_server.stop_servers(sockets, every=True)
     return own, through
 
 

@@ -1,11 +1,11 @@
-"""Start-up of short commands, whole processes, median of --runs with a warm numba cache (issue #23):
+"""Start-up of short commands, whole processes, median of --runs with a warm numba cache:
 
-- `classify` on 10 lines of data/mq2008-small/test.txt: the quick path (no option: svmstruct.quick, without
-  numba or scipy) against the full path (`-v 0`) in the same run, and `eval` on the same 10 lines;
-- `learn` on a 10-line file (one query of data/mq2008-small/train.txt with three grades): `pairs` and
-  `errorrate` (numpy on small inputs: no numba, scipy or osqp) and `map` (its oracle is a numba kernel);
+- `classify` and `eval` on 10 lines of data/mq2008-small/test.txt;
+- `learn` on a 10-line file (one query of data/mq2008-small/train.txt with three grades): `pairs`,
+  `errorrate` and `map`;
 - with ../shared: `learn -l pairs -c 1 -e 0.0001` on MQ2008 S1 (svm_rank's reference case; training time as
-  the log prints it, next to svm_rank_learn's when $ANCHOR_BIN holds it), `classify` and `eval` of S5.
+  the log prints it), `classify` and `eval` of S5 — beside svm_rank_learn, svm_rank_classify and trec_eval on
+  the same files when $ANCHOR_BIN holds them (trec_eval on the qrels and a TREC run of the same scores).
 `python -c pass` and `python -c "import numpy"` are the floor. Targets: learn 10 lines <= 0.5 s, eval of S5
 <= 0.3 s, S1 whole process <= svm_rank's + 0.3 s and training time <= svm_rank's.
 Each command runs as its own process (SVMSTRUCT_RESIDENT=0) and, in a second column, through a running resident
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from svmstruct import resident
+from svmstruct import resident_server
 
 ROOT = Path(__file__).resolve().parents[1]
 SVM = str(Path(sys.executable).parent / "svmstruct")
@@ -68,6 +68,19 @@ def training_seconds(cmd: list, runs: int, env: dict = OWN) -> tuple[float, floa
     return statistics.median(walls), statistics.median(trains)
 
 
+def trec_files(test: str, scores: str, folder: str) -> tuple:
+    """qrels and a TREC run of SCORES (one per line of TEST, its docids in the comments) for trec_eval."""
+    qrels, run = [], []
+    for line, score in zip(Path(test).read_text().splitlines(), Path(scores).read_text().split()):
+        label, qid = line.split()[0], line.split()[1].split(":")[1]
+        docid = line.split("docid = ")[1].split()[0]
+        qrels.append(f"{qid} 0 {docid} {int(float(label))}\n")
+        run.append(f"{qid} Q0 {docid} 0 {score} svmstruct\n")
+    Path(f"{folder}/qrels").write_text("".join(qrels))
+    Path(f"{folder}/run").write_text("".join(run))
+    return f"{folder}/qrels", f"{folder}/run"
+
+
 def ten_graded_lines(train: Path) -> bytes:
     """The first 10 lines of the first query of `train` whose first 10 lines have three grades."""
     queries: dict = {}
@@ -94,10 +107,7 @@ def main():
         start_resident(sockets)
         rows.append(("python -c pass", wall([sys.executable, "-c", "pass"], args.runs), None, ""))
         rows.append(("python -c 'import numpy'", wall([sys.executable, "-c", "import numpy"], args.runs), None, ""))
-        quick = both([SVM, "classify", test, model], args.runs)
-        full = both([SVM, "classify", "-v", "0", test, model], args.runs)
-        rows.append(("classify 10 lines (quick path)", *quick, f"{quick[0] / full[0]:.2f}x the full path"))
-        rows.append(("classify -v 0 10 lines (full path)", *full, ""))
+        rows.append(("classify 10 lines", *both([SVM, "classify", test, model], args.runs), ""))
         rows.append(("eval -m map 10 lines", *both([SVM, "eval", "-m", "map", test, scores], args.runs), ""))
         graded = f"{tmp}/graded10.txt"
         Path(graded).write_bytes(ten_graded_lines(data / "train.txt"))
@@ -117,11 +127,21 @@ def main():
                 note += f"; svm_rank_learn {theirs:.3f} s, training {their_train:.2f} cpu-s (+{ours - theirs:.2f} s)"
             rows.append(("learn -l pairs -c 1 -e 0.0001 MQ2008 S1", ours, through, note))
             s5_scores = f"{tmp}/s5.pred"
-            rows.append(("classify MQ2008 S5", *both([SVM, "classify", s5, f"{tmp}/s1.model", s5_scores], args.runs),
-                         ""))
+            classify = both([SVM, "classify", s5, f"{tmp}/s1.model", s5_scores], args.runs)
+            note = ""
+            if (rank.parent / "svm_rank_classify").exists() and rank.exists():
+                anchor = wall([str(rank.parent / "svm_rank_classify"), s5, f"{tmp}/r.model", f"{tmp}/r.pred"],
+                              args.runs)
+                note = f"svm_rank_classify {anchor:.3f} s"
+            rows.append(("classify MQ2008 S5", *classify, note))
             evaluate = both([SVM, "eval", "-m", "map", "-m", "ndcg@10", s5, s5_scores], args.runs)
-            rows.append(("eval -m map -m ndcg@10 MQ2008 S5", *evaluate, "target <= 0.3 s"))
-        resident.stop_servers(sockets)
+            note = "target <= 0.3 s"
+            if (rank.parent / "trec_eval").exists():
+                qrels, run = trec_files(s5, s5_scores, tmp)
+                anchor = wall([str(rank.parent / "trec_eval"), "-m", "map", "-m", "ndcg_cut.10", qrels, run], args.runs)
+                note += f"; trec_eval {anchor:.3f} s (the same scores as a TREC run)"
+            rows.append(("eval -m map -m ndcg@10 MQ2008 S5", *evaluate, note))
+        resident_server.stop_servers(sockets, every=True)
     print(f"median of {args.runs} whole-process runs, warm numba cache; seconds as its own process and through "
           f"the resident worker")
     print(f"{'command':<42} {'own':>8} {'resident':>8}")

@@ -79,6 +79,7 @@ class Server:
                 raise RuntimeError("this process's key differs from its caller's")
             self.key = self.expected
             to_load = _preload()  # loaded between commands, after the socket is up
+            _io_priority(0)  # ctypes loaded here, not in every child
             self.installation = installation()
             self.say(f"imported in {time.perf_counter() - started:.2f} s")
             import gc
@@ -498,11 +499,22 @@ def _io_priority(pid: int) -> int:
     """ioprio_get(IOPRIO_WHO_PROCESS, PID) (ionice's class and level): OSError when it cannot be read."""
     import ctypes
 
-    libc = ctypes.CDLL(None, use_errno=True)
-    value = libc.syscall(resident.IOPRIO_SYSCALLS[os.uname().machine][0], 1, pid)
+    value = _libc().syscall(resident.IOPRIO_SYSCALLS[os.uname().machine][0], 1, pid)
     if value < 0:
         raise OSError(ctypes.get_errno(), "ioprio_get failed")
     return value
+
+
+_LIBC: list = []
+
+
+def _libc():
+    """The C library through ctypes (loaded once, by the server: its children need not)."""
+    if not _LIBC:
+        import ctypes
+
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
 
 
 def _receive_exactly(connection, n: int) -> bytes:

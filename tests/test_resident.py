@@ -78,7 +78,7 @@ def _gone(pid: int, seconds: float = 30) -> bool:
             with open(f"/proc/{pid}/status") as f:
                 if any(line.startswith("State:") and "Z" in line for line in f):
                     return True
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):  # (the latter: it ended while its status was read)
             return True
         time.sleep(0.05)
     return False
@@ -390,7 +390,39 @@ def test_ctrl_z_stops_the_command_and_fg_resumes_it(place, tmp_path):
         os.close(terminal)
 
 
+def test_a_child_holds_nothing_of_other_callers(place, tmp_path):
+    """Two commands run; the server and the first command's child are killed: the first caller ends at once
+    (no other child holds its connection), while the second command runs on."""
+    data = tmp_path / "slow.dat"
+    slow_training_set(data)
+    running_server(place)
+    (server,) = server_pids(place)
+    callers = []
+    for name in ("a", "b"):
+        learn = [*COMMAND, "learn", "-l", "ndcg@10", "-c", "10000", "-v", "0", "-#", "2000", data, tmp_path / name]
+        callers.append(subprocess.Popen(learn, stderr=subprocess.PIPE, text=True, env=_env(place)))
+        deadline = time.monotonic() + 30
+        while served(place) < len(callers):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    log = (place / f"{_name(place)}.log").read_text()
+    first, second = (int(pid) for pid in re.findall(r"running: pid (\d+)", log))
+    os.kill(server, signal.SIGKILL)
+    os.kill(first, signal.SIGKILL)
+    assert callers[0].wait(10) != 0  # its child is gone: one error line
+    assert callers[1].poll() is None and _state(second) in ("R", "S")
+    callers[1].kill()
+    callers[1].wait(30)
+    assert _gone(second)
+
+
+def _name(folder: Path) -> str:
+    (lock,) = folder.glob("*.lock")
+    return lock.name[:-len(".lock")]
+
+
 # ---- what the worker leaves to the own process
+
 
 def test_a_stopped_server_leaves_the_command_to_its_own_process_within_2_s(place, tmp_path):
     """... and holds nothing of it: the command's output pipes end when it does (no descriptor is sent before a
@@ -532,6 +564,27 @@ def test_a_server_that_failed_to_start_is_not_restarted_for_a_while(place, monke
     while not list(place.glob("*.sock")):
         assert time.monotonic() < deadline, log.read_text()
         time.sleep(0.05)
+
+
+@ROOT_ONLY
+def test_a_full_file_system_starts_no_server(tmp_path):
+    """A socket directory on a file system with less than 1 MiB free: commands run in their own processes and
+    leave nothing there (no server, no log per command)."""
+    full = tmp_path / "full"
+    full.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "none", str(full)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs")
+    try:
+        folder = full / "sockets"
+        folder.mkdir(mode=0o700)
+        (full / "filler").write_bytes(b"x" * 200_000)
+        for _ in range(3):
+            assert svm(folder, "--version").returncode == 0
+        time.sleep(1)
+        assert files_in(folder) == []
+    finally:
+        resident_server.stop_servers(str(full / "sockets"), every=True)
+        subprocess.run(["umount", str(full)])
 
 
 # ---- other users, fewer rights (as root: another uid, dropped groups and capabilities, a mount namespace)
