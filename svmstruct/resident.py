@@ -223,12 +223,17 @@ def _hand_over(connection, caller_key: str, args: list, descriptors: list) -> in
         if child is None:
             return None
         pidfd = _pidfd(child)
-        connection.sendall(b"G")  # the child runs the command from here on: no own-process fallback after this
-        connection.settimeout(None)
+        relayed = [getattr(_signal, name) for name in (*FORWARDED, *_STOPS, "SIGCONT")]
+        held = _signal.pthread_sigmask(_signal.SIG_BLOCK, relayed)  # none lost between `G` and the forwarding
+        try:
+            connection.sendall(b"G")  # the child runs the command from here on: no own-process fallback after this
+            connection.settimeout(None)
+            _forward_signals(_signal, lambda signum: _send_signal(_signal, pidfd, child, signum))
+        finally:
+            _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
     except OSError:
         return None
     replies = _Lines(connection)
-    _forward_signals(_signal, lambda signum: _send_signal(_signal, pidfd, child, signum))
     try:
         status = replies.readline()
     except OSError:
@@ -295,8 +300,9 @@ def _forward_signals(_signal, send) -> None:
     def stop(signum, frame):
         send(_signal.SIGSTOP)
         _signal.signal(signum, _signal.SIG_DFL)
-        os.kill(os.getpid(), signum)  # stopped here until SIGCONT
+        os.kill(os.getpid(), signum)  # stopped here until SIGCONT (unless the kernel discards it: orphaned group)
         _signal.signal(signum, stop)
+        send(_signal.SIGCONT)
 
     def resume(signum, frame):
         send(_signal.SIGCONT)
