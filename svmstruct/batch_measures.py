@@ -123,7 +123,11 @@ def exp_dcg_at(k):
 
 def exp_ndcg_at(k):
     def ndcg(ranked, labels, qptr, t):
-        return _ratio(_dcg(2.0 ** ranked - 1.0, qptr, k), _dcg(2.0 ** _sorted_down(labels, qptr) - 1.0, qptr, k))
+        from svmstruct.measures import exp_gains, gain_shift
+
+        shift = np.repeat(gain_shift(np.maximum.reduceat(labels, qptr[:-1])), np.diff(qptr))
+        return _ratio(_dcg(exp_gains(ranked, shift), qptr, k), _dcg(exp_gains(_sorted_down(labels, qptr), shift),
+                                                                     qptr, k))
 
     return ndcg
 

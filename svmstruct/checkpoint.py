@@ -49,22 +49,51 @@ def save(path: str, state: dict, signature: dict) -> None:
         raise
 
 
-def load(path: str, signature: dict) -> dict:
-    """The state saved at `path` by a run with this signature (InputError otherwise)."""
+NOT_OURS = "not a checkpoint written by svmstruct learn --checkpoint"
+
+
+def _read(path: str) -> tuple:
+    """(the arrays of the .npz file at PATH, its signature record): InputError when it is not a checkpoint of
+    ours (FileNotFoundError when there is no file)."""
     try:
-        with np.load(path, allow_pickle=False) as saved:
+        saved = np.load(path, allow_pickle=False)
+        if not isinstance(saved, np.lib.npyio.NpzFile):  # a .npy file: one array
+            raise ValueError
+        with saved:
             state = {key: saved[key] for key in saved.files}
     except FileNotFoundError:
-        raise InputError("no checkpoint to resume from (the file does not exist)", path) from None
+        raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError):
-        raise InputError("not a checkpoint written by svmstruct learn --checkpoint", path) from None
+        raise InputError(NOT_OURS, path) from None
     try:
         theirs = json.loads(str(state.pop("signature")))
     except (KeyError, ValueError):
-        raise InputError("not a checkpoint written by svmstruct learn --checkpoint", path) from None
-    if not isinstance(theirs, dict):
-        raise InputError("not a checkpoint written by svmstruct learn --checkpoint (its signature is not a record)",
-                         path)
+        raise InputError(NOT_OURS, path) from None
+    if not isinstance(theirs, dict) or "format" not in theirs:
+        raise InputError(f"{NOT_OURS} (its signature is not a record)", path)
+    return state, theirs
+
+
+def check_replaceable(path: str) -> None:
+    """A file that --checkpoint would write over must be a checkpoint of ours, or not exist: anything else is
+    refused, never replaced (UsageError)."""
+    from svmstruct.options import UsageError
+
+    try:
+        _read(path)
+    except FileNotFoundError:
+        return
+    except InputError:
+        raise UsageError(f"--checkpoint '{path}' exists and is {NOT_OURS}: it is not replaced (remove it or name "
+                         "another file)") from None
+
+
+def load(path: str, signature: dict) -> dict:
+    """The state saved at `path` by a run with this signature (InputError otherwise)."""
+    try:
+        state, theirs = _read(path)
+    except FileNotFoundError:
+        raise InputError("no checkpoint to resume from (the file does not exist)", path) from None
     ours = {"format": FORMAT, **json.loads(json.dumps(signature, default=str))}
     if theirs.get("format") != FORMAT:
         raise InputError(f"the checkpoint was written by another version of svmstruct (format {theirs.get('format')}, "

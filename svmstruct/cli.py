@@ -9,12 +9,13 @@ import dataclasses
 import os
 import signal
 import sys
+import warnings
 
 import click
 import numpy as np
 
 from svmstruct import __version__
-from svmstruct.errors import SvmStructError
+from svmstruct.errors import InputError, SvmStructError
 from svmstruct.options import SCORE_FORMATS, UsageError
 
 DEFAULT_C = 1.0
@@ -103,7 +104,17 @@ def say(line: str) -> None:
 
 def warn(message: str) -> None:
     """A warning: always on stderr, whatever the verbosity."""
-    say(f"svmstruct: warning: {message}")
+    say(f"svmstruct: warning: {printable(message)}")
+
+
+def printable(text: str) -> str:
+    """TEXT with what a terminal would act on or cannot show — control characters (escape sequences, bells,
+    carriage returns), undecodable bytes — spelled as escapes (\\x1b), so that a file's bytes quoted in a
+    message are seen, not executed."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("utf-8", "surrogateescape").decode("latin-1")
+                   .encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _progress_printer(verbosity: int):
@@ -223,6 +234,10 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
             advice = ready.kernel_map.advice() if ready.kernel_map is not None else None
             if advice:
                 warn(advice)
+            if log and kernel is not None and not kernel.size_given and ready.kernel_map.size + \
+                    ready.kernel_map.dropped < kernel.size:
+                log(f"--k: the basis is taken from all the training documents (the default, {kernel.size}, is more "
+                    "than there are)")
             if log and validation is None:
                 log(f"{describe(ready)}{_describe_map(ready.kernel_map)}; loss {loss.name}, C "
                     f"{settings.grid[0]:g}, epsilon {settings.epsilon_for(loss):g}")
@@ -301,7 +316,8 @@ def _kernel_spec(loss, normalize: str, kind, given: dict):
     kernel = kernels.Kernel(kind, *(defaults.__dict__[field] if given[name] is None else given[name]
                                     for name, field in zip("dgsr", ("degree", "gamma", "coef_lin", "coef_const"))))
     return kernel_map.Spec(kernel, kernel_map.DEFAULT_SIZE if given["k"] is None else given["k"],
-                           kernel_map.SPREAD if given["t"] is None else given["t"], given["f"]).check()
+                           kernel_map.SPREAD if given["t"] is None else given["t"], given["f"],
+                           size_given=given["k"] is not None).check()
 
 
 def _describe_map(mapping) -> str:
@@ -332,6 +348,7 @@ def _checkpointing(path, resume: bool, settings, signature: dict):
     if resume:
         settings.resume = checkpoint.load(path, signature)
     else:
+        checkpoint.check_replaceable(path)
         io.check_writable(path)
     settings.checkpointed = True
     return checkpoint.Writer(path, signature, settings.max_iterations, CHECKPOINT_SECONDS)
@@ -355,6 +372,10 @@ def _selection_measure(loss, opts: dict, validation_file, select_measure):
             raise UsageError("--select applies only with --validate")
         return None
     select_measure = select_measure or (loss.measure(opts) if loss.measure else None)
+    if select_measure is not None:
+        from svmstruct.measures import canonical
+
+        select_measure = canonical(select_measure)
     if select_measure is None:
         raise UsageError(f"--validate needs --select MEASURE: loss {loss.name} names no eval measure")
     selection.check_measure(select_measure)
@@ -446,7 +467,7 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
 
     if [test_file, *predictions].count(io.STDIO) > 1:
         raise UsageError("only one of TEST_FILE and PREDICTIONS can be read from stdin")
-    names = list(measure_names) or measures.DEFAULT_MEASURES
+    names = [measures.canonical(name) for name in measure_names] or measures.DEFAULT_MEASURES
     if "all" in names:
         names = measures.ALL_MEASURES
     if subtopics:
@@ -463,6 +484,9 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
                                                              *(("PREDICTIONS", path) for path in predictions)])
         io.check_writable(write_qrels)
     dataset = data.read_svmlight(test_file, features=bool(subtopics))  # the measures read no feature
+    if dataset.targets_only:
+        raise InputError("no line has a qid or a feature after its label: this is a predictions file, not "
+                         "labelled data (svmstruct eval TEST_FILE PREDICTIONS...)", dataset.path)
     if subtopics:
         from svmstruct.diversity import measures as div_measures
 
@@ -720,7 +744,9 @@ def main(argv=None) -> None:
     args = sys.argv[1:] if argv is None else [str(a) for a in argv]
     try:
         try:
-            code = _run(build_cli(), args)
+            with warnings.catch_warnings(), np.errstate(all="ignore"):  # the commands check what they compute and
+                warnings.simplefilter("ignore", RuntimeWarning)  # say it in one line: no numpy warnings besides
+                code = _run(build_cli(), args)
             sys.stdout.flush()  # a full device fails here, not at the interpreter's exit
         except SystemError as e:  # a signal handler raised inside a numba kernel: its dispatcher wraps it
             raise (_interruption(e) or e) from None
@@ -778,7 +804,10 @@ class _Closed:
     def _fail(self, *args, **kwargs):
         raise self.error
 
-    write = read = readline = flush = fileno = __iter__ = _fail
+    write = read = readline = readlines = flush = fileno = __iter__ = __next__ = __enter__ = _fail
+
+    def __exit__(self, *exc) -> None:
+        return None
 
     @property
     def buffer(self):
@@ -834,7 +863,7 @@ def _run(group: click.Group, args: list) -> int:
 
 
 def _error(message: str, code: int) -> int:
-    say(f"svmstruct: error: {message}")
+    say(f"svmstruct: error: {printable(message)}")
     return code
 
 

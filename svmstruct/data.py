@@ -28,6 +28,7 @@ CHUNK = 1 << 22  # bytes of text parsed per kernel call (threads + 1 in flight):
 # non-ASCII digits and surrounding Unicode spaces), and the spellings of nan/inf, which are not finite
 _DECIMAL = re.compile(NUMBER.encode() + rb"\Z")
 _NON_FINITE = re.compile(NON_FINITE.encode(), re.IGNORECASE)
+_SECOND_TOKEN = re.compile(rb"^[ \t]*[^\s#]+[ \t]+[^\s#]", re.MULTILINE)  # a line with more than its target
 # indices above this are compacted to the distinct ones used when at most half of the range is used
 COMPACT_ABOVE = 1 << 20
 
@@ -254,10 +255,12 @@ def _read_labels(path: str, dtype) -> Dataset:
     out = None  # the file's rows so far: out's per-row arrays [:rows]
     rows = first_line = 0
     docids = Docids()
+    more_than_targets = False  # a line with a token after its target (a qid, a feature): labelled data
     with io.open_binary(path) as f, ThreadPoolExecutor(threads) as pool:
         size = None if path == "-" else _plain_size(f)
         parse = lambda buf: _parse_alone(buf, name)  # noqa: E731
         for buf, (chunk, calls, lines_in) in _in_order(pool, threads, parse, _complete_chunks(f, name, threads + 2)):
+            more_than_targets = more_than_targets or _SECOND_TOKEN.search(buf) is not None
             n = calls[-1][-1]
             chunk.lines[:n] += first_line
             problem = _finish_chunk(buf, calls, first_line, 0, chunk, docids)
@@ -280,7 +283,8 @@ def _read_labels(path: str, dtype) -> Dataset:
         raise mixed
     any_qid = bool(has_qid[0])
     qptr = group_queries(qid, lines, name) if any_qid else np.array([0, rows], dtype=np.int64)
-    return Dataset(np.zeros((rows, 0), dtype=dtype), y, qid, qptr, docids.freeze(), lines, name, any_qid)
+    return Dataset(np.zeros((rows, 0), dtype=dtype), y, qid, qptr, docids.freeze(), lines, name, any_qid,
+                   targets_only=not more_than_targets)
 
 
 def _compact(indices: np.ndarray, width: int) -> tuple:
@@ -459,7 +463,7 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
             value = float(raw) if _DECIMAL.match(raw) else None
             if value is None or not math.isfinite(value):
                 problem = "is not finite" if value is not None or _NON_FINITE.match(raw) else "is not a number"
-                problems.append((int(fb_start[k]), f"{what} {problem}: '{raw.decode('utf-8', 'replace')}'"))
+                problems.append((int(fb_start[k]), f"{what} {problem}: '{raw.decode('utf-8', 'backslashreplace')}'"))
             elif slot == parser.CHECK_ONLY:
                 continue
             elif slot < 0:
@@ -468,7 +472,7 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
                 with np.errstate(over="ignore"):  # float32 overflow: reported with its line after reading
                     flat[slot] = value
         if code not in (parser.OK, parser.FULL):
-            token = bytes(buf[t0:t1]).decode("utf-8", "replace")
+            token = bytes(buf[t0:t1]).decode("utf-8", "backslashreplace")
             problems.append((int(t0), _message(code).format(tok=token, last=last)))
         if problems:
             position, message = min(problems)

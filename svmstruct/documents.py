@@ -30,6 +30,7 @@ class Dataset:
     # feature index - 1 of every column when the file's indices are sparse (hashed ids up to 2^31 - 1 are
     # stored as the distinct ids used, not as columns up to the largest); None: column j is index j + 1
     columns: np.ndarray | None = None
+    targets_only: bool = False  # read without features: no line holds more than its target (a predictions file)
 
     @property
     def n_docs(self) -> int:

@@ -24,7 +24,7 @@ def read_predictions(path: str, n_rows: int) -> np.ndarray:
         raw = f.read()
     values = _plain_scores(raw)  # the common case, checked and converted by numpy
     if values is None:
-        lines = raw.decode("utf-8", errors="replace").split("\n")
+        lines = raw.decode("utf-8", errors="surrogateescape").split("\n")
         if lines[-1] == "":  # the end of the last line
             lines.pop()
         values = np.array([_score(line, name, lineno) for lineno, line in enumerate(lines, 1)], dtype=float)

@@ -68,6 +68,8 @@ def check_writable(path: str) -> None:
     target = os.path.realpath(path)
     if os.path.isdir(target):
         raise OutputError("is a directory", path)
+    if path.endswith(os.sep):  # `learn data newdir/`: a directory was meant, and there is none
+        raise OutputError("cannot write: Not a directory", path)
     if os.path.exists(target) and not _is_regular(target):
         if not os.access(target, os.W_OK):
             raise OutputError("cannot write: permission denied", path)
@@ -79,15 +81,17 @@ def check_writable(path: str) -> None:
         raise OutputError("cannot write: permission denied", path)
 
 
-def same_file(a: str, b: str) -> bool:
-    """a and b are one regular file (the same path, a hard link or a symlink to it), or two spellings of one
-    path that does not exist yet. Devices and FIFOs are not files an output could destroy: never the same."""
-    if a == STDIO or b == STDIO:
+def same_file(output: str, other: str, other_is_input: bool = True) -> bool:
+    """OUTPUT and OTHER are one regular file (the same path, a hard link or a symlink to it, or the file the
+    standard input or output is redirected from or to: `-`), or two spellings of one path that does not exist
+    yet. Devices and FIFOs are not files an output could destroy: never the same."""
+    if output == STDIO and other == STDIO:
         return False
     try:
-        first, second = os.stat(a), os.stat(b)
+        first = os.fstat(1) if output == STDIO else os.stat(output)
+        second = os.fstat(0 if other_is_input else 1) if other == STDIO else os.stat(other)
     except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
+        return STDIO not in (output, other) and os.path.realpath(output) == os.path.realpath(other)
     return stat.S_ISREG(first.st_mode) and (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
 
 
@@ -101,7 +105,7 @@ def check_distinct(outputs: list, inputs: list) -> None:
     for i, (out_name, out) in enumerate(outputs):
         for kind, others in (("input", inputs), ("output", outputs[i + 1:])):
             for other_name, other in others:
-                if same_file(out, other):
+                if same_file(out, other, kind == "input"):
                     raise UsageError(f"{out_name} '{out}' is the same file as {other_name} '{other}': refusing to "
                                      f"overwrite an {kind}")
 
@@ -161,7 +165,7 @@ def atomic_write(path: str, text: str, shown: str | None = None) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
+            _keep_mode_and_owner(f.fileno(), path, shown)
         os.replace(tmp, path)
     except OSError as e:
         _remove(tmp)
@@ -169,6 +173,29 @@ def atomic_write(path: str, text: str, shown: str | None = None) -> None:
     except BaseException:
         _remove(tmp)
         raise
+
+
+def _keep_mode_and_owner(fd: int, path: str, shown: str) -> None:
+    """The new file of PATH gets the mode and owner of the file it replaces (as cp and editors keep them), or the
+    usual mode (mkstemp creates 0600) for a new one. A file of another user is not replaced unless its owner can
+    be kept (root): OutputError."""
+    try:
+        old = os.stat(path)
+    except FileNotFoundError:
+        os.fchmod(fd, 0o666 & ~_umask())
+        return
+    os.fchmod(fd, stat.S_IMODE(old.st_mode))
+    if old.st_uid != os.geteuid():
+        try:
+            os.fchown(fd, old.st_uid, old.st_gid)
+        except PermissionError:
+            raise OutputError(f"is a file of user {old.st_uid}: not replaced by one of user {os.geteuid()} (remove "
+                              "it first, or write elsewhere)", shown) from None
+    elif old.st_gid != os.getegid():
+        try:
+            os.fchown(fd, -1, old.st_gid)
+        except PermissionError:  # a group this user is not in: the file takes the user's
+            pass
 
 
 def write_stdout(text: str) -> None:

@@ -47,6 +47,7 @@ class Spec:
     size: int = DEFAULT_SIZE  # --k
     method: int = SPREAD  # --t
     basis_file: str | None = None  # --f
+    size_given: bool = True  # False: --k not given, and the default is capped at the training set's size
 
     def check(self) -> Spec:
         from svmstruct.options import UsageError
@@ -93,6 +94,10 @@ class KernelMap:
 
         start = time.perf_counter()
         K = gram(kernel, basis, basis)
+        if not np.all(np.isfinite(K)):
+            raise InputError(f"the kernel's values overflow double precision on these documents (the largest finite "
+                             f"one is {np.max(np.abs(K[np.isfinite(K)]), initial=0.0):.3g}): take a smaller degree -d "
+                             "or scale the features")
         kept, L = _cholesky_skipping(K)
         if not kept:
             raise InputError("no basis vector has a positive kernel value k(b, b): this kernel cannot be used on "
@@ -238,13 +243,13 @@ def select(spec: Spec, n: int, sample: Callable[[np.ndarray], Basis], read: Call
         if spec.method == SPREAD:
             candidates = candidates.select(evenly_spaced(candidates.size, spec.size))
     else:
-        if spec.size > n:
+        if spec.size > n and spec.size_given:
             raise InputError(f"--k {spec.size} is larger than the training set ({n} documents)")
-        count = spec.size if spec.method == SPREAD else cholesky_candidates(spec.size, n)
+        count = min(spec.size, n) if spec.method == SPREAD else cholesky_candidates(min(spec.size, n), n)
         candidates = sample(evenly_spaced(n, count))
     if spec.method == SPREAD:
         return candidates
-    return candidates.select(incomplete_cholesky(spec.kernel, candidates, spec.size))
+    return candidates.select(incomplete_cholesky(spec.kernel, candidates, min(spec.size, candidates.size)))
 
 
 def evenly_spaced(n: int, count: int) -> np.ndarray:

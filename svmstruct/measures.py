@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 from svmstruct import batch_measures as batch
+from svmstruct.options import LARGEST_INTEGER
 
 
 def trec_order(scores: np.ndarray, docids) -> np.ndarray:
@@ -87,6 +88,22 @@ def trec_ndcg(k=None):
     return ndcg
 
 
+GAIN_SHIFT_ABOVE = 960  # a query whose largest label is above this has its gains scaled (exp_gains)
+
+
+def gain_shift(largest_label) -> np.ndarray:
+    """The power of two by which exp_gains scales a query's gains: 2^-(its largest label - GAIN_SHIFT_ABOVE), or
+    1 up to that label (so the sums of up to 2^63 gains stay finite; no gain underflows)."""
+    return 2.0 ** -np.maximum(np.asarray(largest_label, dtype=float) - GAIN_SHIFT_ABOVE, 0.0)
+
+
+def exp_gains(labels: np.ndarray, shift) -> np.ndarray:
+    """The gains 2^label - 1, times SHIFT (gain_shift of the query): a power of two, so every sum and ratio of them
+    is the unscaled one's exactly — NDCG does not change, and labels up to 1023 sum without overflow."""
+    gains = 2.0 ** labels - 1.0
+    return gains if np.all(shift == 1.0) else gains * shift
+
+
 def exp_dcg_at(k):
     """DCG@k with gain 2^label - 1 and discount 1/log2(1 + rank) (Jarvelin & Kekalainen; Le & Smola eq. 14)."""
 
@@ -100,9 +117,10 @@ def exp_ndcg_at(k):
     """NDCG@k = DCG@k / ideal DCG@k with gain 2^label - 1; a query whose labels are all 0 scores 0."""
 
     def ndcg(ranked, labels, t):
+        shift = gain_shift(labels.max())
         # a copy: numpy's power takes another path on a reversed view, which can differ in the last bit
-        best = _dcg(2.0 ** np.sort(labels)[::-1][:k].copy() - 1.0)
-        return _dcg(2.0 ** ranked[:k] - 1.0) / best if best > 0 else 0.0
+        best = _dcg(exp_gains(np.sort(labels)[::-1][:k].copy(), shift))
+        return _dcg(exp_gains(ranked[:k], shift)) / best if best > 0 else 0.0
 
     return ndcg
 
@@ -259,8 +277,18 @@ ALL_MEASURES = ["accuracy", "error", "precision", "recall", "f1", "prbep", "roca
                 "err@10", "pairacc", "eru"]
 
 
+_TREC_DOTTED = re.compile(r"(P|recall|ndcg_cut)\.(\d+)$")  # trec_eval's -m spelling: P.10 is P_10
+
+
+def canonical(name: str) -> str:
+    """The name a measure is printed by: trec_eval's `-m P.10` is `P_10`, as trec_eval prints it."""
+    return _TREC_DOTTED.sub(r"\1_\2", name)
+
+
 def lookup(name: str) -> Measure:
-    """The measure called `name`; KeyError lists the known names."""
+    """The measure called `name` (or its dotted trec_eval spelling, see canonical); KeyError says why not and
+    lists the known names."""
+    name = canonical(name)
     if name in _FILE:
         return Measure(name, False, _FILE[name])
     if name in _QUERY:
@@ -268,6 +296,8 @@ def lookup(name: str) -> Measure:
         return Measure(name, True, fn, batch=batch_fn)
     for pattern, factory, batch_factory in _QUERY_AT:
         m = pattern.match(name)
+        if m and int(m.group(1)) > LARGEST_INTEGER:
+            raise KeyError(f"the cutoff of '{name}' is larger than {LARGEST_INTEGER}")
         if m and int(m.group(1)) > 0:
             k = int(m.group(1))
             exponential = factory in (exp_ndcg_at, exp_dcg_at, expected_reciprocal_rank_at)

@@ -226,6 +226,9 @@ def load_model(path: str) -> Model:
     lines = [line[:-1] if line.endswith("\r") else line for line in lines]
     if lines and lines[-1] == "":
         lines.pop()
+    elif lines:  # every line of a model ends with a newline: a file cut short ends in the middle of one
+        raise InputError("the model ends in the middle of a line (cut short?): a model file's last line ends with "
+                         "a newline", path, len(lines))
     if not lines:
         raise InputError("empty model file", path, 1)
     if lines[0].split(" ")[0] == MAGIC:
@@ -240,7 +243,7 @@ def _parse_svmstruct(lines: list, path: str) -> Model:
     if len(parts) != 2 or parts[1] != str(VERSION):
         raise InputError(f"unsupported model version '{lines[0]}'", path, 1)
     model = Model(w=np.zeros(0))
-    n_features = n_weights = body = None
+    n_features = n_weights = body = threshold = None
     kernel: dict = {}  # `kernel` and `kernel.*` header lines: (value, line number)
     key = ""
     for lineno, text in enumerate(lines[1:], 2):
@@ -254,7 +257,7 @@ def _parse_svmstruct(lines: list, path: str) -> Model:
         elif key == "n_features":
             n_features = _int(value, path, lineno, 0, MAX_INDEX)
         elif key == "threshold":
-            model.threshold = _float(value, path, lineno)
+            model.threshold = threshold = _float(value, path, lineno)
         elif key in ("weights", "basis"):
             n_weights = _int(value, path, lineno, 0, MAX_INDEX)
             body = lineno
@@ -263,8 +266,8 @@ def _parse_svmstruct(lines: list, path: str) -> Model:
             kernel[key] = (value, lineno)
         else:
             model.header[key] = _text(value)
-    if n_features is None or n_weights is None or body is None:
-        raise InputError("model header lacks 'n_features' or 'weights'", path, len(lines))
+    if n_features is None or n_weights is None or body is None or threshold is None:
+        raise InputError("model header lacks 'n_features', 'threshold' or 'weights'", path, len(lines))
     if kernel or key == "basis":
         if key != "basis" or "kernel" not in kernel:
             raise InputError("a kernel model needs both a 'kernel' line and 'basis' lines", path, body)
@@ -361,7 +364,7 @@ def _parse_svmlight(lines: list, path: str) -> Model:
                          "kernel function compiled into the original programs", path, 2)
     if kind > 4:
         raise InputError(f"unknown kernel type '{value(2)}' (0 linear, 1 polynomial, 2 RBF, 3 sigmoid)", path, 2)
-    highest = _int(value(8), path, 8, 0, MAX_INDEX)
+    highest = _int(value(8), path, 8, 0, MAX_INDEX + 1)  # + 1: svm_perf counts its bias feature
     n_sv = _int(value(10), path, 10, 1, MAX_INDEX) - 1
     threshold = _float(value(11), path, 11)
     sv_lines = lines[11:]
@@ -401,7 +404,7 @@ def _support_vectors(sv_lines: list, highest: int, path: str) -> tuple:
             idx, sep, val = tok.partition(":")
             if not sep:
                 raise InputError(f"malformed token '{tok}'", path, lineno)
-            ids.append(_int(idx, path, lineno, 1, highest) - 1)
+            ids.append(_int(idx, path, lineno, 1, min(highest, MAX_INDEX)) - 1)
             with np.errstate(over="ignore"):
                 values.append(np.float32(_float(val, path, lineno)))
             if not np.isfinite(values[-1]):
@@ -486,7 +489,9 @@ def from_training(loss, opts: dict, summary, result, C: float, epsilon: float, n
     if summary.bias:
         header["bias"] = float(summary.bias)
         header["bias_weight"] = float(w[-1])
-        header["highest_index"] = len(w)  # svm_perf counts the bias feature
+        features = len(w) - 1 if summary.columns is None else (int(summary.columns[-1]) + 1 if len(summary.columns)
+                                                                else 0)
+        header["highest_index"] = features + 1  # the highest feature id, and svm_perf counts the bias feature
         threshold = -float(summary.bias) * float(w[-1])
         w = w[:-1]
     header.update(
@@ -523,7 +528,21 @@ def score(model: Model, dataset) -> np.ndarray:
 
     A model of the originals is applied as their classify programs do, to single-precision feature
     values (svm_light's FVAL is a float), so their predictions are reproduced to the last printed digit.
+    A score that is not finite (weights near the largest double times the data overflow) is a NumericalError at
+    the line of its document.
     """
+    scores = _scores(model, dataset)
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if len(bad):
+        from svmstruct.errors import NumericalError
+
+        raise NumericalError(f"the score of this document is not finite ({len(bad)} of {len(scores)} are not): the "
+                             "model's weights times its features overflow double precision (a damaged model?)",
+                             dataset.path, int(dataset.line[bad[0]]))
+    return scores
+
+
+def _scores(model: Model, dataset) -> np.ndarray:
     import scipy.sparse as sp
 
     from svmstruct import sparse_ops

@@ -781,7 +781,7 @@ def svmlight_model(draw):
             w[j - 1] += float(alpha) * float(np.float32(float(v)))  # svm_light keeps feature values as float
         header.append(" ".join(toks) + draw(SV_COMMENT))
     eol = draw(st.sampled_from(["\n", "\r\n"]))
-    text = eol.join(header) + (eol if draw(st.booleans()) else "")
+    text = eol.join(header) + eol  # every line ends with a newline (one that does not: a model cut short)
     return text.encode(), w, float(threshold)
 
 
@@ -793,6 +793,8 @@ def test_svmlight_model_round_trip(workdir, m):
     assert back.format == "svmlight"
     assert [bits(v) for v in back.w] == [bits(v) for v in w]
     assert bits(back.threshold) == bits(threshold)
+    with pytest.raises(InputError, match="cut short"):  # the same file without its last newline
+        model.load_model(put(workdir, raw.rstrip(b"\r\n"), "light.model"))
 
 
 MODEL_NASTY = [b"-1", b"9" * 30, b"99999999999", b"nan", b"inf", b"-inf", b"1e400", b"1e39", b"3.5e38", b"\x00",

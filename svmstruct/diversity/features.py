@@ -41,10 +41,15 @@ class FeatureConfig:
         lv = tuple(x.strip() for x in (levels or DEFAULT_LEVELS).split(",") if x.strip())
         for level in lv:
             _check_level(level)
+        from svmstruct.options import parse_number
+
         try:
-            th = tuple(sorted(float(x) for x in (thresholds or DEFAULT_THRESHOLDS).split(",") if x.strip()))
+            th = tuple(sorted(parse_number(x.strip()) for x in (thresholds or DEFAULT_THRESHOLDS).split(",")
+                              if x.strip()))
         except ValueError:
-            raise InputError(f"--df-thresholds takes comma-separated numbers, got '{thresholds}'") from None
+            th = (-1.0,)
+        if not all(0.0 <= t <= 1.0 for t in th):
+            raise InputError("takes comma-separated fractions of the documents, from 0 to 1")
         return cls(lv, th, int(title_offset or 0), int(doc_features_from or 0))
 
     def options(self) -> dict:
@@ -53,13 +58,13 @@ class FeatureConfig:
 
 
 def _check_level(level: str) -> None:
+    from svmstruct.options import parse_integer, parse_number
+
     try:
-        if level.startswith("tf>="):
-            float(level[4:])
-        elif level.startswith("rf>="):
-            float(level[4:])
+        if level.startswith(("tf>=", "rf>=")):
+            parse_number(level[4:])  # finite, in svm_light's syntax
         elif level.startswith("tfidf-top:"):
-            int(level[10:])
+            parse_integer(level[10:])
         elif level != "title":
             raise ValueError
     except ValueError:

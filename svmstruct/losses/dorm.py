@@ -37,6 +37,7 @@ import numpy as np
 from svmstruct import threads
 from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
+from svmstruct.measures import exp_gains, gain_shift
 from svmstruct.options import LARGEST_SCALE, REL_THRESHOLD, K, Option, above_at_most, between, parse_number
 from svmstruct.problem import Reference, TrainingProblem
 
@@ -119,8 +120,8 @@ def measure_vectors(name: str, labels: np.ndarray, k: int, alpha: float, neutral
     l = len(labels)
     if name in ("ndcg@k", "dcg@k", "mwta"):
         a = _dcg_weights(l, mwta_cutoff(labels) if name == "mwta" else k)
-        b = 2.0 ** labels - 1.0
-        if name != "dcg@k":
+        b = 2.0 ** labels - 1.0 if name == "dcg@k" else exp_gains(labels, gain_shift(labels.max()))
+        if name != "dcg@k":  # normalised: gains scaled by a power of two for the largest labels (the same ratio)
             best = float(a @ b[_ideal_order(labels)])
             b = b / best if best > 0 else np.zeros(l)
     elif name == "precision@k":
