@@ -142,6 +142,12 @@ bench-kernel: install
 bench-eval: install
 	ANCHOR_BIN=$(ANCHOR_BIN) $(BIN)/python scripts/bench_eval.py --shared $(SHARED)
 
+# bad inputs as users meet them (66 cases), through the resident worker and in their own processes: tracebacks,
+# silent wrong outputs, lost files, messages of more than one line, and differences between the two ways
+.PHONY: audit
+audit: install
+	$(BIN)/python scripts/audit_catalogue.py
+
 # iterations, oracle calls and time of the plain cutting-plane loop against OCAS's line search
 bench-engine: install
 	$(BIN)/python scripts/bench_engine.py --shared $(SHARED) --out exp/engine
