@@ -71,6 +71,16 @@ def truncated_states(b, k):
 
 
 @njit(cache=True)
+def _room(array, size):
+    """ARRAY, or a copy at least twice as long when it holds fewer than SIZE entries."""
+    if size <= array.shape[0]:
+        return array
+    grown = np.empty(max(size, 2 * array.shape[0]), dtype=array.dtype)
+    grown[:array.shape[0]] = array
+    return grown
+
+
+@njit(cache=True)
 def truncated_oracle(g, a, b, c, k):
     """Exact maximiser when a[j] = 0 for j >= k (0-based); see the module docstring. Returns positions."""
     l = g.shape[0]
@@ -102,38 +112,72 @@ def truncated_oracle(g, a, b, c, k):
     group_b = np.empty(L)
     for q in range(L):
         group_b[q] = b[members[starts[q]]]
-    # mixed-radix states: n_q in 0..cap_q
+    # mixed-radix states: n_q in 0..cap_q documents of group q placed; only the reachable ones are stored, layer
+    # by layer (layer j: j documents placed), each layer's ids sorted for lookups and visited in the order the
+    # states were first reached (the order a full table's scan would update them in: the same ties win)
     cap = np.minimum(sizes, k)
     stride = np.ones(L, dtype=np.int64)
     for q in range(1, L):
+        if stride[q - 1] > (1 << 62) // (cap[q - 1] + 1):
+            raise ValueError("truncated_oracle: too many groups and documents for a state id")
         stride[q] = stride[q - 1] * (cap[q - 1] + 1)
-    n_states = stride[L - 1] * (cap[L - 1] + 1)
-    value = np.full(n_states, -np.inf)
-    choice = np.full(n_states, -1, dtype=np.int64)
-    value[0] = 0.0
-    # reachable states layer by layer (layer j = j documents placed): C(k+L, L) of them, not (k+1)^L
-    layer = np.zeros(1, dtype=np.int64)
+    ids = np.zeros(1, dtype=np.int64)  # all layers: sorted state ids, their value and last group, visiting order
+    val = np.zeros(1)
+    chosen = np.full(1, -1, dtype=np.int64)
+    visit = np.zeros(1, dtype=np.int64)
+    first = np.zeros(k + 2, dtype=np.int64)  # layer j is [first[j], first[j + 1])
+    first[1] = 1
     for j in range(k):
-        grown = np.empty(layer.shape[0] * L, dtype=np.int64)
+        lo, hi = first[j], first[j + 1]
+        reached = np.empty((hi - lo) * L, dtype=np.int64)
         count = 0
-        for s in layer:
+        for v in range(lo, hi):
+            s = ids[lo + visit[v]]
+            for q in range(L):
+                if (s // stride[q]) % (cap[q] + 1) < cap[q]:
+                    reached[count] = s + stride[q]
+                    count += 1
+        reached = reached[:count]
+        by_id = np.argsort(reached, kind="mergesort")
+        unique = 0
+        for t in range(count):
+            if t == 0 or reached[by_id[t]] != reached[by_id[t - 1]]:
+                unique += 1
+        layer_ids = np.empty(unique, dtype=np.int64)
+        first_reached = np.empty(unique, dtype=np.int64)
+        u = -1
+        for t in range(count):
+            if t == 0 or reached[by_id[t]] != reached[by_id[t - 1]]:
+                u += 1
+                layer_ids[u] = reached[by_id[t]]
+                first_reached[u] = by_id[t]  # the stable sort puts the first reach first
+        layer_visit = np.argsort(first_reached, kind="mergesort")
+        layer_val = np.full(unique, -np.inf)
+        layer_chosen = np.full(unique, -1, dtype=np.int64)
+        for v in range(lo, hi):
+            s = ids[lo + visit[v]]
             for q in range(L):
                 taken = (s // stride[q]) % (cap[q] + 1)
                 if taken < cap[q]:
                     i = members[starts[q] + taken]
-                    v = value[s] + c[j] * g[i] - a[j] * group_b[q]
-                    t = s + stride[q]
-                    if value[t] == -np.inf:
-                        grown[count] = t
-                        count += 1
-                    if v > value[t]:
-                        value[t] = v
-                        choice[t] = q
-        layer = grown[:count]
+                    x = val[lo + visit[v]] + c[j] * g[i] - a[j] * group_b[q]
+                    at = np.searchsorted(layer_ids, s + stride[q])
+                    if x > layer_val[at]:
+                        layer_val[at] = x
+                        layer_chosen[at] = q
+        ids, val, chosen, visit = (_room(ids, hi + unique), _room(val, hi + unique), _room(chosen, hi + unique),
+                                   _room(visit, hi + unique))
+        ids[hi:hi + unique] = layer_ids
+        val[hi:hi + unique] = layer_val
+        chosen[hi:hi + unique] = layer_chosen
+        visit[hi:hi + unique] = layer_visit
+        first[j + 2] = hi + unique
     counts = np.zeros(L, dtype=np.int64)
     best_total = -np.inf
     best_state = np.int64(-1)
-    for s in layer:  # every way to fill the top k: add the sorted tail
+    lo, hi = first[k], first[k + 1]
+    for v in range(lo, hi):  # every way to fill the top k: add the sorted tail
+        s = ids[lo + visit[v]]
         tail = 0.0
         p = k
         for r in range(l):
@@ -141,8 +185,8 @@ def truncated_oracle(g, a, b, c, k):
             if rank_in_group[i] >= (s // stride[group_of[i]]) % (cap[group_of[i]] + 1):
                 tail += c[p] * g[i]
                 p += 1
-        if value[s] + tail > best_total:
-            best_total = value[s] + tail
+        if val[lo + visit[v]] + tail > best_total:
+            best_total = val[lo + visit[v]] + tail
             best_state = s
     # backtrack the top positions, then fill the tail in g order
     pos = np.full(l, -1, dtype=np.int64)
@@ -152,13 +196,12 @@ def truncated_oracle(g, a, b, c, k):
         counts[q] = rest % (cap[q] + 1)
         rest //= cap[q] + 1
     final = counts.copy()
-    j = k - 1
-    while s != 0:
-        q = choice[s]
+    for j in range(k - 1, -1, -1):
+        layer = ids[first[j + 1]:first[j + 2]]
+        q = chosen[first[j + 1] + np.searchsorted(layer, s)]
         counts[q] -= 1
         pos[members[starts[q] + counts[q]]] = j
         s -= stride[q]
-        j -= 1
     p = k
     for r in range(l):
         i = by_g[r]
