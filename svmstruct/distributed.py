@@ -28,6 +28,7 @@ from svmstruct.errors import SvmStructError
 RETRIES = 3  # reloads of one shard before giving up
 TIMEOUT = 300.0  # seconds to wait for a worker to load a shard or answer a call
 CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler of --scheduler
+LOCAL_START_TIMEOUT = 120.0  # seconds for the local cluster of --workers to start
 PARAMETERS = ("K", "k")  # training-set statistics that are settings, not counts (not summed over shards)
 
 
@@ -447,9 +448,38 @@ def reachable_scheduler(text: str) -> str:
     except socket.gaierror as e:
         raise DistributedError(f"cannot reach the Dask scheduler at {text}: unknown host {host} ({e.strerror})") \
             from None
+    except TimeoutError:
+        raise DistributedError(f"cannot reach the Dask scheduler at {text}: no answer within {CONNECT_TIMEOUT:g} s") \
+            from None
     except OSError as e:
         raise DistributedError(f"cannot reach the Dask scheduler at {text}: {e.strerror or e}") from None
     return f"tcp://{host if ':' not in host else f'[{host}]'}:{port}"
+
+
+def _within(seconds: float, start, failed: str, silent: str):
+    """start() (a Dask client or cluster) in a daemon thread, waited for at most SECONDS: Dask's own timeouts do
+    not cover a peer that accepts the connection and never speaks its protocol (an HTTP server). Its result, or
+    DistributedError: FAILED, then why (its error, or SILENT after SECONDS)."""
+    import threading
+
+    outcome: list = []
+
+    def run():
+        try:
+            outcome.append((True, start()))
+        except Exception as e:  # noqa: BLE001 - Dask's errors are many; each becomes one line
+            outcome.append((False, e))
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not outcome:
+        raise DistributedError(f"{failed}: {silent} within {seconds:g} s")
+    done, value = outcome[0]
+    if not done:
+        message = str(value).strip().splitlines()
+        raise DistributedError(f"{failed}: {type(value).__name__}: {message[-1] if message else ''}".rstrip(": "))
+    return value
 
 
 def client_for(workers: int | None = None, scheduler: str | None = None, threads: int | None = None):
@@ -463,19 +493,22 @@ def client_for(workers: int | None = None, scheduler: str | None = None, threads
 
         raise UsageError("training on a cluster needs Dask: pip install 'svmstruct[distributed]'") from None
     dask.config.set({"logging.distributed": "critical"})
+    import logging
+
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)  # its errors become one line of ours
     if scheduler is not None:
         address = reachable_scheduler(scheduler)
-        try:
-            client = Client(address, timeout=f"{int(CONNECT_TIMEOUT)}s")
-        except (OSError, ValueError, TypeError) as e:
-            raise DistributedError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
+        client = _within(CONNECT_TIMEOUT, lambda: Client(address, timeout=f"{int(CONNECT_TIMEOUT)}s"),
+                         f"cannot reach the Dask scheduler at {scheduler}",
+                         "something listens there, but no Dask scheduler answered")
         return client, client.close, threads
     if workers is None or workers < 1:
         from svmstruct.options import UsageError
 
         raise UsageError(f"a local cluster needs at least one worker, got {workers!r}")
-    local = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                         dashboard_address=":0", memory_limit=0)
+    local = _within(LOCAL_START_TIMEOUT, lambda: LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0",
+        memory_limit=0), "the local Dask cluster did not start", "it did not start")
     client = Client(local)
 
     def close():

@@ -218,3 +218,31 @@ def test_the_python_api_trains_on_a_client_of_yours(client, shards):
     assert_same_training(local, remote)
     with pytest.raises(api.UsageError, match="at least one worker"):
         api.fit_shards(shards["ranking"], loss="pairs-avg")
+
+
+def test_a_port_that_is_not_a_dask_scheduler_is_one_line_within_the_timeout(shards, tmp_path, monkeypatch):
+    """An HTTP server where the scheduler should be accepts the connection and never speaks Dask's protocol:
+    Dask's own timeout does not end the wait (it was still waiting after 606 s); ours does."""
+    import http.server
+    import threading
+    import time
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT", 3.0)
+    started = time.monotonic()
+    try:
+        run = invoke_here("learn", "-l", "pairs", "--scheduler", f"tcp://127.0.0.1:{server.server_address[1]}",
+                          *shards["ranking"], tmp_path / "m")
+    finally:
+        server.shutdown()
+    assert run.returncode == 5 and run.stderr.count("\n") == 1, run.stderr
+    assert "no Dask scheduler answered within 3 s" in run.stderr and time.monotonic() - started < 20
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_local_cluster_that_does_not_start_is_one_line(shards, tmp_path):
+    run = invoke("learn", "-l", "pairs", "--workers", "2", *shards["ranking"], tmp_path / "m",
+                 env={"DASK_TEMPORARY_DIRECTORY": "/etc/hostname/sub"})
+    assert run.returncode == 5 and run.stderr.count("\n") == 1, run.stderr
+    assert "the local Dask cluster did not start" in run.stderr and "Traceback" not in run.stderr
