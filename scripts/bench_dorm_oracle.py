@@ -40,7 +40,7 @@ def long_list_data(queries=200, docs=120, features=46, seed=1):
     labels = np.concatenate([np.searchsorted([0.5, 0.75, 0.9, 0.97], rng.permutation(docs) / docs, side="right")
                              for _ in range(queries)]).astype(float)
     X = rng.random((queries * docs, features))
-    return data.from_arrays(X, labels, np.repeat(np.arange(1, queries + 1), docs))[0]
+    return data.from_arrays(X, labels, np.repeat(np.arange(1, queries + 1), docs))
 
 
 def whole_oracles():

@@ -499,13 +499,15 @@ def _first_error(problem: tuple, out: _Arrays, first_row: int, reached: int, nam
     return InputError(message, name, line)
 
 
-def from_arrays(X, y, qid=None, name: str = "<arrays>") -> tuple[Dataset, np.ndarray]:
+def from_arrays(X, y, qid=None, docids=None, name: str = "<arrays>") -> Dataset:
     """A Dataset from in-memory arrays (the Python API): X a numpy array or scipy sparse matrix
-    (n x d), y the n targets, qid None (one example) or n query ids in any order.
+    (n x d), y the n targets, qid None (one example) or n query ids in any order, docids None or n
+    document names (eval breaks ties between equal scores by them, as trec_eval; without: `L<row>`, the
+    names a file without docid comments gives its lines).
 
     Rows of one qid need not be adjacent: they are grouped (stably, queries in order of first
-    appearance). Returns the dataset and `order`, with dataset row r = input row order[r].
-    Raises InputError for non-finite values or mismatched lengths.
+    appearance); dataset row r is input row dataset.line[r] - 1. Raises InputError for non-finite values
+    or mismatched lengths.
     """
     import scipy.sparse as sp
 
@@ -539,10 +541,15 @@ def from_arrays(X, y, qid=None, name: str = "<arrays>") -> tuple[Dataset, np.nda
         qids = rank[codes.ravel()][order].astype(np.int64) + 1
         qptr = np.concatenate(([0], np.flatnonzero(np.diff(qids)) + 1, [n])).astype(np.int64)
     X = X[order]
-    docids = Docids()
+    if docids is not None and len(docids) != n:
+        raise InputError(f"X has {n} rows but docids has {len(docids)} values", name)
+    names = Docids()
     for r in order:
-        docids.append(f"L{r + 1}")
-    return Dataset(X, y[order], qids, qptr, docids.freeze(), order + 1, name, qid is not None), order
+        names.append(f"L{r + 1}" if docids is None else str(docids[r]))
+    dataset = Dataset(X, y[order], qids, qptr, names.freeze(), order + 1, name, qid is not None)
+    if docids is not None and qid is not None:
+        check_unique_docids(dataset)
+    return dataset
 
 
 def align(dataset: Dataset, width: int, columns: np.ndarray | None = None) -> Dataset:

@@ -24,6 +24,7 @@ from svmstruct.train import MAX_ITERATIONS
 KERNELS = {"linear": 0, "poly": kernels.POLYNOMIAL, "polynomial": kernels.POLYNOMIAL, "rbf": kernels.RBF,
            "sigmoid": kernels.SIGMOID}
 KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "n_basis")
+NOT_LOSS_OPTIONS = ("loss", "C", "epsilon", "max_iterations", "single_query", *KERNEL_PARAMS)
 
 
 class _Linear:
@@ -63,8 +64,7 @@ class _Linear:
         return f"{type(self).__name__}({', '.join(changed)})"
 
     def _loss(self):
-        options = {k: v for k, v in self.get_params().items()
-                   if k not in ("loss", "C", "epsilon", "max_iterations", *KERNEL_PARAMS) and v is not None}
+        options = {k: v for k, v in self.get_params().items() if k not in NOT_LOSS_OPTIONS and v is not None}
         loss, opts = api.resolve_loss(str(self.loss), options)
         if loss.family not in self._families:
             raise InputError(f"{type(self).__name__} takes a loss of the families {', '.join(self._families)}; "
@@ -164,6 +164,7 @@ class _Linear:
         request = MetadataRequest(owner=type(self).__name__)
         request.fit.add_request(param="qid", alias=True)
         request.score.add_request(param="qid", alias=True)
+        request.score.add_request(param="docids", alias=True)
         return request
 
     def __sklearn_tags__(self):
@@ -270,8 +271,7 @@ class SVMPerf(_Linear):
             raise ValueError(f"Only binary classification is supported. The type of the target is {kind} "
                              f"({len(classes)} classes).")
         self.classes_ = classes
-        dataset, _ = data.from_arrays(X, np.where(y == classes[1], 1.0, -1.0), qid)
-        self._train(dataset)
+        self._train(data.from_arrays(X, np.where(y == classes[1], 1.0, -1.0), qid))
         return self
 
     def decision_function(self, X) -> np.ndarray:
@@ -282,11 +282,12 @@ class SVMPerf(_Linear):
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]
 
-    def score(self, X, y, qid=None) -> float:
-        """The loss's own measure of the predictions (eval's definition; higher is better)."""
+    def score(self, X, y, qid=None, docids=None) -> float:
+        """The loss's own measure of the predictions (eval's definition, ties between equal scores broken by
+        docids as eval breaks them; higher is better)."""
         y = np.where(np.asarray(y).ravel() == self.classes_[1], 1.0, -1.0)
-        dataset, order = data.from_arrays(_as_matrix(X), y, qid)
-        return _mean_measure(self._measure(), dataset, self.decision_function(X)[order])
+        dataset = data.from_arrays(_as_matrix(X), y, qid, docids)
+        return _mean_measure(self._measure(), dataset, self.decision_function(X)[dataset.line - 1])
 
     @classmethod
     def load(cls, path: str):
@@ -307,16 +308,21 @@ class SVMRank(_Linear):
     """A linear ranker trained for a ranking measure: svm_rank's "pairs" / "pairs-avg", SVM-map's "map",
     DORM's "ndcg@10", "mrr", "wta", "mwta", "dcg@k", "precision@k", "eru".
 
-    fit(X, y, qid): graded labels y, queries qid (rows of a query need not be adjacent; without qid the
-    whole set is one query). predict(X) gives scores (rank by them within a query); score(X, y, qid) the
-    loss's measure averaged over queries (NDCG@10 for ndcg@10, MAP for map, pair accuracy for pairs).
+    fit(X, y, qid): graded labels y, queries qid (rows of a query need not be adjacent). predict(X) gives
+    scores (rank by them within a query); score(X, y, qid, docids=None) the loss's measure averaged over
+    queries (NDCG@10 for ndcg@10, MAP for map, pair accuracy for pairs), ties between equal scores broken by
+    docids as `svmstruct eval` breaks them. fit and score without qid are an error (a model-selection tool
+    that does not pass it through would otherwise treat every fold as one query): pass qid (scikit-learn:
+    sklearn.set_config(enable_metadata_routing=True), then GridSearchCV(...).fit(X, y, qid=qid,
+    groups=qid)), or single_query=True where the rows really are one query.
     """
 
     _families = ("rank", "map", "dorm")
 
     def __init__(self, loss="pairs", C=1.0, epsilon=None, k=None, position_weights=None, eru_alpha=None,
                  eru_neutral=None, rel_threshold=None, max_iterations=MAX_ITERATIONS, kernel="linear", gamma=1.0,
-                 degree=3, coef0=1.0, n_basis=kernel_map.DEFAULT_SIZE):
+                 degree=3, coef0=1.0, n_basis=kernel_map.DEFAULT_SIZE, single_query=False):
+        self.single_query = single_query
         self.loss = loss
         self.C = C
         self.epsilon = epsilon
@@ -337,18 +343,29 @@ class SVMRank(_Linear):
         y = _as_target(y, X.shape[0], type(self).__name__)
         if X.shape[0] < 2:
             raise ValueError("n_samples=1: a ranker needs at least two documents to order")
-        dataset, _ = data.from_arrays(X, y, np.zeros(len(y)) if qid is None else qid)
-        self._train(dataset)
+        self._loss()  # the loss and its options checked first
+        self._train(data.from_arrays(X, y, self._queries(qid, len(y), "fit")))
         return self
+
+    def _queries(self, qid, n: int, method: str):
+        """qid, or the one query of single_query=True; without either, ValueError saying how to pass it."""
+        if qid is not None:
+            return qid
+        if self.single_query:
+            return np.zeros(n)
+        raise ValueError(f"{type(self).__name__}.{method} needs the query of every row: {method}(X, y, qid=qid). "
+                         "Through GridSearchCV and other scikit-learn tools, turn metadata routing on "
+                         "(sklearn.set_config(enable_metadata_routing=True)) and pass qid=qid, groups=qid to their "
+                         "fit; for rows that are one query, SVMRank(single_query=True)")
 
     def predict(self, X) -> np.ndarray:
         """A score per row (higher ranks first within a query)."""
         return self._scores(X)
 
-    def score(self, X, y, qid=None) -> float:
-        """The loss's measure, averaged over the queries of (X, y, qid)."""
-        dataset, order = data.from_arrays(_as_matrix(X), y, np.zeros(len(y)) if qid is None else qid)
-        return _mean_measure(self._measure(), dataset, self.predict(X)[order])
+    def score(self, X, y, qid=None, docids=None) -> float:
+        """The loss's measure, averaged over the queries of (X, y, qid); ties broken by docids as eval does."""
+        dataset = data.from_arrays(_as_matrix(X), y, self._queries(qid, len(y), "score"), docids)
+        return _mean_measure(self._measure(), dataset, self.predict(X)[dataset.line - 1])
 
     def __sklearn_tags__(self):
         from sklearn.utils import RegressorTags

@@ -21,7 +21,9 @@ SMALL = ROOT / "data" / "mq2008-small"
 
 # Every check scikit-learn yields for a linear binary classifier and for a regressor-like estimator runs;
 # scikit-learn itself skips check_array_api_input (array-API mode off) and the pandas checks (pandas absent).
-@parametrize_with_checks([svmstruct.SVMPerf(), svmstruct.SVMPerf(loss="f1", C=10), svmstruct.SVMRank()])
+# Its checks pass no query ids: the ranker is told that its rows are one query.
+@parametrize_with_checks([svmstruct.SVMPerf(), svmstruct.SVMPerf(loss="f1", C=10),
+                          svmstruct.SVMRank(single_query=True)])
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -68,6 +70,52 @@ def test_grid_search_over_C_with_group_k_fold():
     assert 0 < classifier.best_score_ < 1
 
 
+def test_a_ranker_without_its_queries_is_an_error_that_says_how_to_pass_them():
+    """fit(X, y) without qid, and a GridSearchCV without metadata routing (which hands fit its qid but scores
+    every fold as one query), raise instead of silently training or scoring one query."""
+    dataset = svmstruct.read_svmlight(str(SMALL / "train.txt"))
+    X, y, q = dataset.X, dataset.y, dataset.qid
+    with pytest.raises(ValueError, match="needs the query of every row.*enable_metadata_routing"):
+        svmstruct.SVMRank().fit(X, y)
+    ranker = svmstruct.SVMRank().fit(X, y, qid=q)
+    with pytest.raises(ValueError, match="score needs the query of every row"):
+        ranker.score(X, y)
+    search = GridSearchCV(svmstruct.SVMRank(), {"C": [0.1, 1.0]}, cv=GroupKFold(3), error_score="raise")
+    with pytest.raises(ValueError, match="metadata routing"):
+        search.fit(X, y, qid=q, groups=q)
+    one = svmstruct.SVMRank(single_query=True).fit(X[:30], y[:30])  # said so: the rows are one query
+    assert one.score(X[:30], y[:30]) == one.score(X[:30], y[:30], qid=np.zeros(30))
+
+
+def test_the_rankers_score_breaks_ties_as_eval_does(tmp_path):
+    """Tied scores are ordered by docid as eval (and trec_eval) orders them: score(X, y, qid, docids) equals
+    `svmstruct eval` of the same predictions on the same file."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, size=(400, 3)).astype(float)  # eight distinct rows: the scores tie a lot
+    y = np.clip(np.round(X @ [1.0, 0.5, -0.5] + rng.normal(scale=0.8, size=400)), 0, 2)
+    qid = np.repeat(np.arange(20), 20)
+    docids = [f"d{rng.integers(10**6)}-{i}" for i in range(400)]
+    data = tmp_path / "data.txt"
+    data.write_text("".join(f"{y[i]:g} qid:{qid[i] + 1} " + " ".join(f"{j + 1}:{X[i, j]:g}" for j in range(3))
+                            + f" # docid = {docids[i]}\n" for i in range(400)))
+    ranker = svmstruct.SVMRank(loss="pairs").fit(X, y, qid=qid)
+    predictions = tmp_path / "p"
+    predictions.write_text("".join(f"{float(s)!r}\n" for s in ranker.predict(X)))
+    run = subprocess.run([sys.executable, "-m", "svmstruct", "eval", "-m", "pairacc", data, predictions],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert float(run.stdout.split()[-1]) == pytest.approx(ranker.score(X, y, qid=qid, docids=docids), abs=5e-5)
+    assert len(np.unique(ranker.predict(X))) <= 8
+
+
+def test_from_arrays_gives_a_dataset_that_fit_takes():
+    rng = np.random.default_rng(0)
+    X, y, qid = rng.normal(size=(60, 4)), np.tile([0.0, 1.0, 2.0], 20), np.repeat(np.arange(6), 10)
+    dataset = svmstruct.from_arrays(X, y, qid)
+    assert isinstance(dataset, svmstruct.Dataset)
+    assert svmstruct.fit(dataset, loss="pairs", C=1.0).predict(dataset).shape == (60,)
+
+
 def test_clone_pickle_and_model_files_shared_with_the_cli(tmp_path):
     dataset = svmstruct.read_svmlight(str(SMALL / "train.txt"))
     test = svmstruct.read_svmlight(str(SMALL / "test.txt"), n_features=dataset.n_features)
@@ -103,14 +151,14 @@ def test_estimators_reject_losses_of_the_other_kind_and_options_that_do_not_appl
 
 
 def test_the_estimators_take_exactly_their_families_loss_options():
-    """SVMPerf's and SVMRank's parameters beyond loss, C, epsilon, max_iterations and the kernel's are the
-    options that the losses of their families declare (svmstruct.losses): a new option is a new parameter,
-    or this fails."""
+    """SVMPerf's and SVMRank's parameters beyond loss, C, epsilon, max_iterations, the kernel's (and the
+    ranker's single_query) are the options that the losses of their families declare (svmstruct.losses): a
+    new option is a new parameter, or this fails."""
     from svmstruct import losses
-    from svmstruct.estimators import KERNEL_PARAMS
+    from svmstruct.estimators import NOT_LOSS_OPTIONS
 
     for estimator in (svmstruct.SVMPerf, svmstruct.SVMRank):
-        params = set(estimator._param_names()) - {"loss", "C", "epsilon", "max_iterations", *KERNEL_PARAMS}
+        params = set(estimator._param_names()) - set(NOT_LOSS_OPTIONS)
         declared = {option.name for loss in losses.REGISTRY.values() if loss.family in estimator._families
                     for option in loss.options}
         assert params == declared, (estimator.__name__, params ^ declared)

@@ -50,7 +50,7 @@ def ranking_dataset(rng, trial, max_docs):
     if trial % 2:
         X = np.round(X)  # ties in the scores
     qid = np.repeat(np.arange(1, queries + 1), sizes)
-    return data.from_arrays(X, y, qid)[0]
+    return data.from_arrays(X, y, qid)
 
 
 def diversity_dataset(rng, tmp_path, trial):

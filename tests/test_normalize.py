@@ -14,7 +14,7 @@ SMALL = Path(__file__).resolve().parents[1] / "data" / "mq2008-small"
 
 
 def _dataset(X, qid):
-    d, _ = data.from_arrays(X, np.arange(X.shape[0]) % 3, qid)
+    d = data.from_arrays(X, np.arange(X.shape[0]) % 3, qid)
     return d
 
 
@@ -63,7 +63,7 @@ def _distorted(dataset, seed):
     X = dataset.X.toarray()
     for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:]):
         X[lo:hi] = X[lo:hi] * rng.uniform(0.5, 1000.0, X.shape[1]) + rng.uniform(-50.0, 50.0, X.shape[1])
-    d, _ = data.from_arrays(sp.csr_matrix(X), dataset.y, dataset.qid)
+    d = data.from_arrays(sp.csr_matrix(X), dataset.y, dataset.qid)
     return d
 
 
