@@ -186,6 +186,24 @@ def _default_loss() -> str:
     return losses.DEFAULT
 
 
+def _has_queries(path: str) -> bool:
+    """The first data line of a training file (not stdin) has a qid: the file is queries (a cheap look)."""
+    from svmstruct import io
+
+    if path == io.STDIO:
+        return False
+    try:
+        with io.open_binary(path) as f:
+            head = f.read(1 << 16)
+    except Exception:  # noqa: BLE001 - unreadable here: the reader reports it
+        return False
+    for line in head.split(b"\n"):
+        tokens = line.split(b"#", 1)[0].split()
+        if tokens:
+            return len(tokens) > 1 and tokens[1].startswith(b"qid:")
+    return False
+
+
 def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, model_format, single_precision, layout,
                   dense, validation_file, select_measure, normalize, workers, scheduler, checkpoint_file, resume,
                   kernel_type, degree, gamma, coef_lin, coef_const, basis_size, basis_method, basis_file,
@@ -198,6 +216,12 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     # everything that can be checked is checked before the data is read
     if algorithm not in ALGORITHMS_1SLACK:
         raise UsageError(f"-w {algorithm}: only the 1-slack algorithm (-w 3 or 4) is implemented")
+    if loss_name is None:
+        loss_name = _default_loss()
+        if any(_has_queries(path) for path in train_files):
+            warn(f"the training data has queries (qid) and no -l was given: training {loss_name}, svm_perf's "
+                 "default, which classifies documents and ignores the queries; -l pairs, map or ndcg@10 rank "
+                 "within them")
     loss, opts = api.resolve_loss(loss_name, loss_opts, _spelling)
     settings = api.Settings(_grid(C, validation_file), epsilon, max_iterations, normalize).check(loss)
     if normalize == "query" and model_format == "svmlight":
@@ -253,6 +277,11 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
              + (f"; continue with --checkpoint {checkpoint_file} --resume" if checkpoint_file else ""))
     if not result.learned:
         warn(train.not_learned(result))
+    skipped = int(trained.header.get("skipped_examples", 0))
+    if skipped:
+        total = skipped + int(trained.header.get("examples", 0))
+        warn(f"{skipped} of {total} {'queries' if loss.needs_qid else 'examples'} left out of training: the loss is "
+             f"not defined on them (for a ranking loss: no two documents of different labels, or no relevant one)")
     if not single_precision:  # classify reads the test data as training read its data
         trained.trained_in_double_precision()
     trained.save(model_file, model_format)
@@ -581,8 +610,9 @@ def _learn() -> click.Command:
         click.option("-e", "epsilon", type=Number(), default=None,
                      help="Stop when no constraint is violated by more than this (default: the loss's, e.g. 0.1 for "
                           "svm_perf losses)."),
-        click.option("-l", "loss_name", default=_default_loss(), show_default=True,
-                     help="Loss: a name or svm_perf's numeric code (see `svmstruct losses`)."),
+        click.option("-l", "loss_name", default=None,
+                     help=f"Loss: a name or svm_perf's numeric code (see `svmstruct losses`).  [default: "
+                          f"{_default_loss()}]"),
         click.option("-#", "max_iterations", type=Integer(), default=MAX_ITERATIONS, show_default=True,
                      help="Maximum number of iterations."),
         click.option("-v", "verbosity", type=Integer(0, 3), default=1, show_default=True,

@@ -809,3 +809,32 @@ def test_kernel_overflow_and_a_small_training_set_say_what_they_are(tmp_path):
     assert run.returncode == 0 and "the basis is taken from all the training documents" in run.stderr, run.stderr
     one_line_error(invoke("learn", "-l", "map", "-t", "2", "--k", "400", "-v", "0", small, tmp_path / "m2"), 1,
                    "--k 400 is larger than the training set")
+
+
+# ---- defaults that cannot mislead
+
+def test_qid_data_without_a_loss_says_which_loss_it_trains(tmp_path):
+    run = invoke("learn", "-v", "0", TRAIN, tmp_path / "m")
+    assert run.returncode == 0 and "warning: the training data has queries (qid) and no -l was given: training " \
+        "errorrate" in run.stderr
+    assert "no -l was given" not in invoke("learn", "-l", "errorrate", "-v", "0", TRAIN, tmp_path / "m").stderr
+    plain = tmp_path / "plain.dat"
+    plain.write_text("".join(line.replace(line.split()[1] + " ", "", 1) for line in TRAIN.read_text().splitlines(True)))
+    assert "no -l was given" not in invoke("learn", "-v", "0", plain, tmp_path / "m").stderr
+
+
+def test_a_binary_loss_on_labels_of_one_class_is_an_error(tmp_path):
+    """Labels 1..20 (a multi-class set) are all above the threshold 0: F1 would be 'learned' by calling every
+    document positive. The error says how to split them."""
+    data = tmp_path / "classes.dat"
+    rng = np.random.default_rng(1)
+    data.write_text("".join(f"{rng.integers(1, 21)} " + " ".join(f"{j}:{rng.random():.3f}" for j in range(1, 6)) + "\n"
+                            for _ in range(200)))
+    one_line_error(invoke("learn", "-l", "f1", "-v", "0", data, tmp_path / "m"), 1, "every document is positive",
+                   "labels 1 to 20", "--rel-threshold")
+    assert invoke("learn", "-l", "f1", "--rel-threshold", "10", "-v", "0", data, tmp_path / "m").returncode == 0
+
+
+def test_skipped_queries_are_reported_on_stderr(tmp_path):
+    run = invoke("learn", "-l", "map", "-v", "0", TRAIN, tmp_path / "m")
+    assert run.returncode == 0 and "warning: 22 of 60 queries left out of training" in run.stderr

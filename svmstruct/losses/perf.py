@@ -79,6 +79,13 @@ def _builder(code: int):
             used &= pos > 0
         if po.needs_negatives(code):
             used &= pos < sizes
+        positive = int(np.sum(y > 0))
+        if positive in (0, len(y)):  # F1 or PRBEP would be "learned" by predicting everything positive
+            low, high = float(np.min(data.y)), float(np.max(data.y))
+            raise InputError(f"every document is {'positive' if positive else 'negative'} (labels {low:g} to "
+                             f"{high:g}; positive: above --rel-threshold {float(opts.get('rel_threshold') or 0.0):g})"
+                             ": a binary loss needs both classes; say which labels are positive with "
+                             "--rel-threshold T", data.path)
         n = int(used.sum())
         if n == 0:
             P = int(np.sum(y > 0))
