@@ -120,26 +120,24 @@ class LocalSource:
 def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: Iterable = (),
                on_prepared: Callable[[train.Prepared], None] | None = None) -> Iterator[model.Model]:
     """Train `loss` with resolved options on a training source (LocalSource, distributed.ClusterSource) for
-    every C of settings.grid in turn: the problem is built once, and each C starts from the previous one's
-    working set and best point where the problem allows it (train.Outline.warm_startable). Each model
-    carries its TrainResult in `.result`; `callbacks` (train.Callback) see every run's loop; on_prepared
-    sees the prepared source before the first run. A model whose weights are not finite is a NumericalError:
-    no model is ever returned that could not be written."""
+    every C of settings.grid in turn: the problem is built once, and each C trains from w = 0, so that its
+    model is the one `learn -c C` writes (a warm start from the previous C stops within that C's tolerance at
+    another point: the grid's answer depended on the grid). Each model carries its TrainResult in `.result`;
+    `callbacks` (train.Callback) see every run's loop; on_prepared sees the prepared source before the first
+    run. A model whose weights are not finite is a NumericalError: no model is ever returned that could not
+    be written."""
     settings.check(loss)
     prepared = source.prepare(loss, opts, settings.normalize)
     if on_prepared:
         on_prepared(prepared)
     outline, eps = prepared.outline, settings.epsilon_for(loss)
-    final = train.KeepFinal()
     start = None
     if settings.resume is not None:
         start = LoopState.from_arrays(settings.resume, outline.n, outline.dim, settings.grid[0],
                                       eps * outline.epsilon_scale)
     for C in settings.grid:
-        if final.state is not None and outline.warm_startable():
-            start = final.state.rescaled(C)
         result = train.optimise(source.evaluator(prepared), outline, C, eps, settings.max_iterations, start=start,
-                                callbacks=(*callbacks, final))
+                                callbacks=callbacks)
         start = None
         trained = model.from_training(loss, opts, prepared.summary, result, C, eps, settings.normalize,
                                       prepared.scale)

@@ -118,9 +118,12 @@ def printable(text: str) -> str:
 
 
 def _progress_printer(verbosity: int):
+    """-v 1 and 2: a line per iteration (the duality gap, both objectives, the working set); -v 3 adds the line
+    search's step along [w_b, w_t], the slack xi and |w| at w_b."""
     def show(row: dict) -> None:
+        detail = f"  step {row['step']:.4f}  xi {row['xi']:.6f}  |w| {row['norm']:.6f}" if verbosity >= 3 else ""
         say(f"iter {row['iteration']:4d}  gap/C {row['gap']:.6g}  primal {row['primal']:.6f}  "
-            f"dual {row['dual']:.6f}  constraints {row['constraints']}  {row['seconds']:.2f}s")
+            f"dual {row['dual']:.6f}  constraints {row['constraints']}  {row['seconds']:.2f}s{detail}")
 
     return show if verbosity >= 1 else None
 
@@ -250,7 +253,9 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
         from svmstruct import data
 
         validation = data.read_svmlight(validation_file, dtype=np.float32 if single_precision else np.float64)
-    callbacks = [train.Progress(_progress_printer(verbosity))] if log and validation is None else []
+    # progress lines: every iteration at -v 1 (at -v 2 also inside each C of a --validate grid)
+    callbacks = [train.Progress(_progress_printer(verbosity))] if log and (validation is None or verbosity >= 2) \
+        else []
     with _training_source(loss, loss_name, train_files, workers, scheduler, single_precision,
                           "dense" if dense else layout, kernel, log) as (source, describe):
         def prepared(ready):
@@ -262,14 +267,16 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
                     ready.kernel_map.dropped < kernel.size:
                 log(f"--k: the basis is taken from all the training documents (the default, {kernel.size}, is more "
                     "than there are)")
-            if log and validation is None:
-                log(f"{describe(ready)}{_describe_map(ready.kernel_map)}; loss {loss.name}, C "
-                    f"{settings.grid[0]:g}, epsilon {settings.epsilon_for(loss):g}")
+            if log:
+                grid = ",".join(f"{C:g}" for C in settings.grid)
+                log(f"{describe(ready)}{_describe_map(ready.kernel_map)}; loss {loss.name}, C {grid}, epsilon "
+                    f"{settings.epsilon_for(loss):g}")
 
         models = api.train_grid(source, loss, opts, settings, [*callbacks, *([saving] if saving else [])], prepared)
-        trained = _select(models, validation, select_measure, opts, log) if validation is not None else next(models)
+        trained = _select(models, validation, select_measure, opts, log, verbosity) if validation is not None \
+            else next(models)
     result = trained.result
-    if log:
+    if log and not (validation is not None and verbosity >= 2):  # (-v 2 printed every C's summary)
         log(train.summary(result))
     if not result.converged:
         warn(f"training stopped before convergence ({result.status}) after {result.iterations} iterations; "
@@ -438,13 +445,19 @@ def _warn_if_badly_scaled(largest: float, normalize: str, kernel: bool = False) 
              f"scale the features, {how}")
 
 
-def _select(models, validation, measure: str, opts: dict, log):
+def _select(models, validation, measure: str, opts: dict, log, verbosity: int):
     """The best model of a C grid on the validation data (selection.select_model), logged."""
-    from svmstruct import selection
+    from svmstruct import selection, train
 
-    best, _ = selection.select_model(models, validation, measure, float(opts.get("rel_threshold") or 0.0), log)
+    summaries = verbosity >= 2
+    best, points = selection.select_model(models, validation, measure, float(opts.get("rel_threshold") or 0.0),
+                                          log, (lambda result: log(train.summary(result))) if summaries else None)
     if log:
         log(f"Selected C {best.C:g} (validation {measure} {best.value:.4f})")
+    grid = sorted(point.C for point in points)
+    if len(grid) > 1 and best.C in (grid[0], grid[-1]):
+        warn(f"the best C on the validation data, {best.C:g}, is the {'smallest' if best.C == grid[0] else 'largest'} "
+             f"of the grid: a {'smaller' if best.C == grid[0] else 'larger'} C may be better still; extend -c")
     return best.model
 
 

@@ -47,12 +47,15 @@ def select_C(loss, opts: dict, dataset, validation, measure: str, grid: list, ep
     return select_model(models, validation, measure, float(opts.get("rel_threshold") or 0.0), log)
 
 
-def select_model(models, validation, measure: str, rel_threshold: float = 0.0, log=None) -> tuple:
+def select_model(models, validation, measure: str, rel_threshold: float = 0.0, log=None, after=None) -> tuple:
     """The model of a C grid (each with its TrainResult, as api.train_grid yields them) with the best mean
-    `measure` on `validation`. Returns (best GridPoint, all GridPoints)."""
+    `measure` on `validation` (after(result): called after each C's training). Returns (best GridPoint, all
+    GridPoints)."""
     points = []
     for trained in models:
         C, result = float(trained.C or 0.0), trained.result
+        if after:
+            after(result)
         value = evaluate.measure_table(validation, model.score(trained, validation), [measure],
                                        rel_threshold)[measure]["all"]
         points.append(GridPoint(C, value, result, trained))

@@ -130,7 +130,7 @@ class Progress(Callback):
 
 
 class KeepFinal(Callback):
-    """Keeps the final state (api.train_grid's warm start of the next C)."""
+    """Keeps the final state (scripts/bench_engine.py's warm start of the next C of a grid)."""
 
     state: LoopState | None = None
 
@@ -189,7 +189,8 @@ def optimise(evaluator, outline: Outline, C: float, epsilon: float, max_iteratio
             s.primal)
         s.stalled = 0 if improved else s.stalled + 1
         row = dict(iteration=s.iteration, gap=(s.primal - s.dual) / C, primal=s.primal, dual=s.dual,
-                   constraints=s.working_set.m, seconds=time.perf_counter() - clock)
+                   constraints=s.working_set.m, seconds=time.perf_counter() - clock, step=step,
+                   xi=max(0.0, s.value_best), norm=float(np.linalg.norm(s.w_best)))
         history.append(row)
         for callback in callbacks:
             callback.iteration(row, s)

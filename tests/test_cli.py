@@ -192,3 +192,51 @@ def test_learn_checkpoint_and_resume(tmp_path):
     easy.write_text("1 qid:1 1:1\n0 qid:1 1:0\n")  # converged at the first iteration: no checkpoint written
     run = invoke("learn", "-l", "pairs", "-v", "0", "--checkpoint", state, str(easy), whole)
     assert run.returncode == 0 and run.stderr == "" and not os.path.exists(state)
+
+
+# ---- --validate: each C's model is learn -c C's; the grid says what it did
+
+def _without_selection(text: str) -> str:
+    return "".join(line for line in text.splitlines(True)
+                   if not line.startswith(("selected_by ", "validation_value ", "grid ")))
+
+
+@pytest.mark.parametrize("loss", ["map", "pairs", "ndcg@10"])
+def test_each_c_of_a_grid_trains_the_model_learn_c_writes(loss, tmp_path):
+    """Each C of a --validate grid starts from w = 0: the model the grid chooses is, byte for byte (its
+    selection lines aside), what `learn -c C` writes for that C, whatever the grid around it."""
+    import numpy as np
+
+    from svmstruct import api, data, model
+
+    train = data.read_svmlight(str(TRAIN), dtype=np.float32, layout="auto")  # as learn reads it
+    loss_, opts = api.resolve_loss(loss, {})
+    grid = [0.1, 1.0, 10.0]
+    models = list(api.train_grid(api.LocalSource(train), loss_, opts, api.Settings(grid)))
+    for C, trained in zip(grid, models):
+        alone = tmp_path / f"{C}.model"
+        assert run("learn", "-l", loss, "-c", C, "-v", "0", TRAIN, alone).returncode == 0
+        trained.header["train_file"] = str(TRAIN)
+        assert model.format_model(trained) == alone.read_text()
+    chosen = tmp_path / "chosen.model"
+    assert run("learn", "-l", loss, "-c", "0.1,1,10", "--validate", TEST, "-v", "0", TRAIN, chosen).returncode == 0
+    C = next(line.split()[1] for line in chosen.read_text().splitlines() if line.startswith("C "))
+    assert _without_selection(chosen.read_text()) == (tmp_path / f"{float(C)}.model").read_text()
+
+
+def test_a_grid_warns_when_its_best_c_is_at_an_end_and_talks_at_v2_and_v3(tmp_path):
+    args = ["learn", "-l", "map", "--validate", TEST, TRAIN, tmp_path / "m"]
+    largest = run(*args[:3], "-c", "0.01,0.1", "-v", "0", *args[3:])  # 0.1 is the best C (MAP on the test part)
+    assert largest.returncode == 0 and "0.1, is the largest of the grid: a larger C may be better" in largest.stderr
+    smallest = run(*args[:3], "-c", "0.1,1,10", "-v", "0", *args[3:])
+    assert "0.1, is the smallest of the grid: a smaller C may be better" in smallest.stderr
+    inside = run(*args[:3], "-c", "0.01,0.1,1", "-v", "0", *args[3:])
+    assert inside.returncode == 0 and "of the grid" not in inside.stderr
+    one, two, three = (run(*args[:3], "-c", "0.1,1", "-v", str(v), *args[3:]).stderr for v in (1, 2, 3))
+    assert "iter " not in one and "C 0.1,1" in one
+    assert two.count("iter    1 ") == 2 and two.count("Optimization finished") == 2 and "step" not in two
+    assert three.count("iter    1 ") == 2 and "step" in three and "|w|" in three
+    for line in two.splitlines():
+        if line.startswith("Total number of constraints"):  # the working set never exceeds what was added
+            held, added = (int(n) for n in line.split(":")[1].replace("(of", "").replace(")", "").split())
+            assert held <= added
