@@ -509,6 +509,13 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
 
     if [test_file, *predictions].count(io.STDIO) > 1:
         raise UsageError("only one of TEST_FILE and PREDICTIONS can be read from stdin")
+    if len(predictions) > 1 and (per_query or output_format == "trec"):
+        raise UsageError(f"{'-q' if per_query else '--format trec'} is for one PREDICTIONS file (trec_eval's lines, "
+                         "one run at a time); with several, eval prints their comparison (--format table or json)")
+    if alpha is not None and not subtopics:
+        raise UsageError("--alpha is alpha-NDCG's, a measure of --subtopics")
+    alpha = 0.5 if alpha is None else alpha
+    output_format = output_format or ("trec" if len(predictions) == 1 else "table")
     names = [measures.canonical(name) for name in measure_names] or measures.DEFAULT_MEASURES
     if "all" in names:
         names = measures.ALL_MEASURES
@@ -713,16 +720,18 @@ def _eval() -> click.Command:
                      help="Measure to report (repeatable; `all` for every measure). Default: error, precision, recall, "
                           "f1, rocarea, map, ndcg@10."),
         click.option("-q", "per_query", is_flag=True, help="Also print the per-query values of per-query measures."),
-        click.option("--format", "output_format", type=click.Choice(["trec", "table", "json"]), default="trec",
-                     show_default=True, help="trec: `measure<TAB>qid<TAB>value` lines with qid `all` for the summary."),
+        click.option("--format", "output_format", type=click.Choice(["trec", "table", "json"]), default=None,
+                     help="trec (the default with one PREDICTIONS file): `measure<TAB>qid<TAB>value` lines with qid "
+                          "`all` for the summary; table (the default with several: the comparison) or json."),
         click.option("--rel-threshold", type=Number(), default=0.0, show_default=True,
                      help="A label above this is relevant / positive for binary measures."),
         click.option("--write-qrels", default=None, help="Also write TEST_FILE's labels as TREC qrels to this file."),
         click.option("--subtopics", default=None,
                      help="Diversity: subtopic qrels; PREDICTIONS are then `classify` selections of a div model and "
                           "the measures subtopic-loss, s-recall and alpha-ndcg at K = the selection size."),
-        click.option("--alpha", type=Number(0.0, 1.0), default=0.5, show_default=True,
-                     help="alpha of alpha-NDCG (the chance that a user misses a subtopic a document covers)."),
+        click.option("--alpha", type=Number(0.0, 1.0), default=None,
+                     help="With --subtopics: alpha of alpha-NDCG (the chance that a user misses a subtopic a document "
+                          "covers).  [default: 0.5]"),
         THREADS_OPTION,
         click.argument("test_file"),
         click.argument("predictions", nargs=-1, required=True),

@@ -125,3 +125,30 @@ def test_the_mean_over_queries_is_trec_evals_to_the_printed_digit(tmp_path):
     result = svmstruct("eval", "-m", "P_10", test, scores)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1].split() == ["P_10", "all", "0.6188"]
+
+
+def test_options_a_comparison_cannot_honour_are_refused(tmp_path):
+    """-q and --format trec are trec_eval's one-run-at-a-time lines: with several runs they were ignored (a
+    comparison table, exit 0, in a trec_eval pipeline); --alpha without --subtopics was ignored too."""
+    model, preds = tmp_path / "m", tmp_path / "p"
+    assert invoke("learn", "-l", "map", "-v", "0", SMALL / "train.txt", model).returncode == 0
+    assert invoke("classify", SMALL / "test.txt", model, preds).returncode == 0
+    for args in (["-q"], ["--format", "trec"], ["-q", "--format", "trec"]):
+        run = invoke("eval", *args, "-m", "map", SMALL / "test.txt", preds, preds)
+        assert run.returncode == 2 and "for one PREDICTIONS file" in run.stderr and run.stdout == "", run.stderr
+    run = invoke("eval", "--alpha", "0.3", SMALL / "test.txt", preds)
+    assert run.returncode == 2 and "--subtopics" in run.stderr
+    assert invoke("eval", "--format", "json", "-m", "map", SMALL / "test.txt", preds, preds).stdout.startswith("{")
+
+
+def test_trec_evals_dotted_names_are_accepted_wherever_a_measure_is_named(tmp_path):
+    model, preds = tmp_path / "m", tmp_path / "p"
+    assert invoke("learn", "-l", "map", "-v", "0", SMALL / "train.txt", model).returncode == 0
+    assert invoke("classify", SMALL / "test.txt", model, preds).returncode == 0
+    dotted = invoke("eval", "-m", "P.10", "-m", "ndcg_cut.10", "-m", "recall.10", SMALL / "test.txt", preds)
+    plain = invoke("eval", "-m", "P_10", "-m", "ndcg_cut_10", "-m", "recall_10", SMALL / "test.txt", preds)
+    assert dotted.returncode == 0 and dotted.stdout == plain.stdout and dotted.stdout.startswith("P_10\t")
+    chosen = tmp_path / "chosen"
+    run = invoke("learn", "-l", "pairs", "-c", "0.1,1", "--validate", SMALL / "vali.txt", "--select", "ndcg_cut.10",
+                 "-v", "0", SMALL / "train.txt", chosen)
+    assert run.returncode == 0 and "selected_by ndcg_cut_10" in chosen.read_text()
