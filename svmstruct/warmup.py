@@ -111,7 +111,31 @@ def _every_command(d: Path, say) -> None:
     say(f"{'other paths':<16} {time.perf_counter() - start:6.1f} s")
 
 
+def _installed_elsewhere() -> bool:
+    """`python -m svmstruct.warmup` run where a source checkout of svmstruct sits (the current directory is first
+    on sys.path) while another copy is installed: the installed copy is the one to compile."""
+    import importlib.util
+    import os
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not sys.path or os.path.abspath(sys.path[0] or ".") != here:
+        return False
+    saved_path, saved_module = sys.path[:], sys.modules.pop("svmstruct")
+    try:
+        del sys.path[0]
+        spec = importlib.util.find_spec("svmstruct")  # through every finder (an editable install's too)
+    finally:
+        sys.path[:] = saved_path
+        sys.modules["svmstruct"] = saved_module
+    return spec is not None and spec.origin is not None and os.path.dirname(os.path.dirname(spec.origin)) != here
+
+
 def main() -> None:
+    if _installed_elsewhere():  # the same command from a neutral directory imports the installed copy
+        import os
+
+        os.chdir("/")
+        os.execv(sys.executable, [sys.executable, "-m", "svmstruct.warmup"])
     start = time.perf_counter()
     print("svmstruct: compiling and caching the numba kernels (once per installation)", file=sys.stderr)
     warm_up(lambda line: print(f"  {line}", file=sys.stderr))

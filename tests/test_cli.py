@@ -240,3 +240,18 @@ def test_a_grid_warns_when_its_best_c_is_at_an_end_and_talks_at_v2_and_v3(tmp_pa
         if line.startswith("Total number of constraints"):  # the working set never exceeds what was added
             held, added = (int(n) for n in line.split(":")[1].replace("(of", "").replace(")", "").split())
             assert held <= added
+
+
+def test_the_warm_up_run_beside_a_source_copy_compiles_the_installed_one(tmp_path):
+    """`python -m svmstruct.warmup` in a directory holding another copy of the package (a checkout beside a
+    regular install) imports that copy first: it must notice and compile the installed one."""
+    import shutil
+
+    shutil.copytree(ROOT / "svmstruct", tmp_path / "svmstruct", ignore=shutil.ignore_patterns("__pycache__"))
+    code = "from svmstruct import warmup; print(warmup.__file__); print(warmup._installed_elsewhere())"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    imported, elsewhere = run.stdout.split()
+    assert imported.startswith(str(tmp_path)) and elsewhere == "True"
+    here = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert here.stdout.split()[1] == "False"  # the checkout of this (editable) installation: nothing else to compile
