@@ -219,12 +219,8 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     # everything that can be checked is checked before the data is read
     if algorithm not in ALGORITHMS_1SLACK:
         raise UsageError(f"-w {algorithm}: only the 1-slack algorithm (-w 3 or 4) is implemented")
-    if loss_name is None:
-        loss_name = _default_loss()
-        if any(_has_queries(path) for path in train_files):
-            warn(f"the training data has queries (qid) and no -l was given: training {loss_name}, svm_perf's "
-                 "default, which classifies documents and ignores the queries; -l pairs, map or ndcg@10 rank "
-                 "within them")
+    loss_given = loss_name is not None
+    loss_name = loss_name if loss_given else _default_loss()
     loss, opts = api.resolve_loss(loss_name, loss_opts, _spelling)
     settings = api.Settings(_grid(C, validation_file), epsilon, max_iterations, normalize).check(loss)
     if normalize == "query" and model_format == "svmlight":
@@ -259,6 +255,10 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     with _training_source(loss, loss_name, train_files, workers, scheduler, single_precision,
                           "dense" if dense else layout, kernel, log) as (source, describe):
         def prepared(ready):
+            if not loss_given and any(_has_queries(path) for path in train_files):
+                warn(f"the training data has queries (qid) and no -l was given: training {loss.name}, svm_perf's "
+                     "default, which classifies documents and ignores the queries; -l pairs, map or ndcg@10 rank "
+                     "within them")
             _warn_if_badly_scaled(ready.largest, normalize, kernel is not None)
             advice = ready.kernel_map.advice() if ready.kernel_map is not None else None
             if advice:
@@ -284,9 +284,8 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
              + (f"; continue with --checkpoint {checkpoint_file} --resume" if checkpoint_file else ""))
     if not result.learned:
         warn(train.not_learned(result))
-    skipped = int(trained.header.get("skipped_examples", 0))
+    skipped, total = trained.left_out
     if skipped:
-        total = skipped + int(trained.header.get("examples", 0))
         warn(f"{skipped} of {total} {'queries' if loss.needs_qid else 'examples'} left out of training: the loss is "
              f"not defined on them (for a ranking loss: no two documents of different labels, or no relevant one)")
     if not single_precision:  # classify reads the test data as training read its data

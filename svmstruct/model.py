@@ -77,6 +77,12 @@ class Model:
         return int(self.header.get("highest_index", self.n_features))
 
     @property
+    def left_out(self) -> tuple[int, int]:
+        """(examples left out of training because the loss is not defined on them, examples in all)."""
+        skipped = int(self.header.get("skipped_examples", 0))
+        return skipped, skipped + int(self.header.get("examples", 0))
+
+    @property
     def precision(self) -> str:
         """How learn stored the training features, and so how classify reads test features: float32 (the
         default, as svm_light) or float64 (learn --float64, header `precision float64`)."""

@@ -80,9 +80,9 @@ def _builder(code: int):
         if po.needs_negatives(code):
             used &= pos < sizes
         positive = int(np.sum(y > 0))
-        if positive in (0, len(y)):  # F1 or PRBEP would be "learned" by predicting everything positive
+        if positive == len(y) and code != po.ERRORRATE:  # F1, PRBEP... "learned" by calling everything positive
             low, high = float(np.min(data.y)), float(np.max(data.y))
-            raise InputError(f"every document is {'positive' if positive else 'negative'} (labels {low:g} to "
+            raise InputError(f"every document is positive (labels {low:g} to "
                              f"{high:g}; positive: above --rel-threshold {float(opts.get('rel_threshold') or 0.0):g})"
                              ": a binary loss needs both classes; say which labels are positive with "
                              "--rel-threshold T", data.path)
