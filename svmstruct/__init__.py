@@ -1,6 +1,6 @@
 """svmstruct: structural SVMs trained with the 1-slack cutting-plane algorithm.
 
-The Python API (README, "Python API"):
+The Python API (docs/python.md):
 
     import svmstruct
     train = svmstruct.read_svmlight("train.txt")

@@ -1,7 +1,7 @@
 """Command line: parse options, call the library, write output. No math here, and no loss by name: the
 loss options of `learn` and their help are generated from the registry (svmstruct.losses), and a model's
 output format comes from its loss's declaration. Every user error is one line on stderr and an exit
-code (README, "Errors and exit codes"); nothing else may escape as a traceback."""
+code (docs/commands.md, "Errors and exit codes"); nothing else may escape as a traceback."""
 from __future__ import annotations
 
 import contextlib
@@ -625,7 +625,7 @@ def _learn() -> click.Command:
     for decorator in reversed([
         click.option("-c", "C", default=str(DEFAULT_C), show_default=True,
                      help="Trade-off C of the 1-slack objective 1/2|w|^2 + C xi (svm_perf/svm_rank scaling, see "
-                          "README); a comma-separated grid with --validate."),
+                          "docs/learn.md); a comma-separated grid with --validate."),
         click.option("-e", "epsilon", type=Number(), default=None,
                      help="Stop when no constraint is violated by more than this (default: the loss's, e.g. 0.1 for "
                           "svm_perf losses)."),

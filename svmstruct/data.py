@@ -1,4 +1,4 @@
-"""SVMlight input: reading, validation and grouping into examples (README, "Input format").
+"""SVMlight input: reading, validation and grouping into examples (docs/commands.md, "Input format").
 
 The only place input is validated; every malformed line raises InputError naming file:line.
 """

@@ -1,4 +1,4 @@
-"""User-facing errors: the CLI prints each as one line on stderr and exits with its code (README,
+"""User-facing errors: the CLI prints each as one line on stderr and exits with its code (docs/commands.md,
 "Errors and exit codes"). Anything else escaping the CLI is a bug."""
 
 

@@ -22,9 +22,12 @@ STDIO = "-"
 
 
 def open_binary(path: str) -> BinaryIO:
-    """A data file for reading (`-`: stdin; gzip recognised by its magic bytes)."""
+    """A data file for reading (`-`: stdin; gzip recognised by its magic bytes, on stdin too)."""
     if path == STDIO:
-        return sys.stdin.buffer
+        stdin = sys.stdin.buffer
+        if hasattr(stdin, "peek") and stdin.peek(2)[:2] == b"\x1f\x8b":
+            return gzip.GzipFile(fileobj=stdin, mode="rb")  # type: ignore[return-value]
+        return stdin
     try:
         if os.path.isdir(path):
             raise InputError("is a directory", path)

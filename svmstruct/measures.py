@@ -1,4 +1,4 @@
-"""Evaluation measures, per query and over the whole file (formulas in the README's measure table).
+"""Evaluation measures, per query and over the whole file (formulas in docs/commands.md, "Measures").
 
 Two families:
 - query measures, computed per query on the ranking by score and averaged over queries. Under

@@ -364,7 +364,7 @@ def not_learned(result: TrainResult) -> str:
     """The one-line warning of a run that did not learn (TrainResult.learned is False)."""
     return (f"training gained {100 * max(result.gain, 0.0):.2g} % over w = 0 (objective {result.primal:.6g}, at w = 0 "
             f"{result.zero_objective:.6g}): the model is w = 0 or close to it and ranks about as well as chance; try "
-            "another -c, or another loss or feature map (README: 'When a model does not learn')")
+            "another -c, or another loss or feature map (docs/learn.md: 'When a model does not learn')")
 
 
 STATUS_TEXT = {

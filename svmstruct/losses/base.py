@@ -24,7 +24,7 @@ from svmstruct.options import SCORE_FORMATS, Option, UsageError
 class Loss:
     name: str  # canonical name written to the model file
     aliases: tuple  # other accepted spellings, e.g. svm_perf's numeric -l code
-    family: str  # perf | rank | map | dorm | div | ... (grouping in `svmstruct losses` and the README)
+    family: str  # perf | rank | map | dorm | div | ... (grouping in `svmstruct losses` and docs/losses.md)
     summary: str  # one line for `svmstruct losses` and --help
     build: Callable[..., Any]  # build(dataset, opts: dict) -> TrainingProblem
     default_epsilon: float

@@ -13,8 +13,8 @@ The joint feature map (`--position-weights`):
 - `pow:D`, `log`, `loglog`: Le & Smola's map (eq. 20), a decreasing c over every position of the list.
   Delta ignores positions beyond the cut-off k but Psi does not, so a ranking that keeps the high-scoring
   documents near the top but no relevant one in the top k costs the full loss at a small margin; on long
-  lists (~100 candidates or more) the optimum is then w ~ 0 for ndcg@10, precision@10 or mrr (README,
-  "Listwise losses on long lists"). Kept for fidelity with the paper.
+  lists (~100 candidates or more) the optimum is then w ~ 0 for ndcg@10, precision@10 or mrr (docs/losses.md,
+  "Listwise losses"). Kept for fidelity with the paper.
 
 The correct output y: every ranking that sorts the documents by the measure's gain b is ideal (Delta 0),
 whatever the order among documents of equal gain. A target built from one arbitrary order (the file's)

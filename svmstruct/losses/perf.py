@@ -1,7 +1,7 @@
 """svm_perf's multivariate losses (Joachims 2005): the whole file is one example (n = 1), or with
 per_query every qid is an example and the loss is averaged over them (the svm_struct 1/n convention).
 
-Conventions as svm_perf (README, "Conventions"): label +1 iff target > rel_threshold (default 0); Delta
+Conventions as svm_perf (docs/losses.md, "Conventions"): label +1 iff target > rel_threshold (default 0); Delta
 in percent (zero/one: 0 or 1); Psi = sum_i y'_i x_i with y' = +-50/N for the contingency-table losses,
 the pairwise form for ROCArea (scaled 50/(P N)) and AvgPrec (unscaled); a constant feature of value
 --b (default 1) appended to every document, its weight regularised; epsilon 0.1.

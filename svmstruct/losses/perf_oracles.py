@@ -2,7 +2,7 @@
 
 Each kernel takes labels (+1/-1 as float) and scores w.x of one example and returns the coefficients
 dcoef with Psi(x, y) - Psi(x, ybar) = sum_i dcoef[i] x_i for the ybar maximising
-Delta(y, ybar) + w.Psi(x, ybar), and that Delta. Scaling follows svm_perf (README, "Conventions"):
+Delta(y, ybar) + w.Psi(x, ybar), and that Delta. Scaling follows svm_perf (docs/losses.md, "Conventions"):
 Delta in percent, Psi with the label rescaling that makes the objectives equal to svm_perf's.
 """
 import numpy as np

@@ -1,6 +1,6 @@
 """svm_rank's pairwise losses (Joachims 2006): examples are queries.
 
-svm_rank's conventions (README, "Conventions"): n = number of queries (including those without a pair,
+svm_rank's conventions (docs/losses.md, "Conventions"): n = number of queries (including those without a pair,
 which contribute nothing); `pairs` (svm_rank -l 1) objective 1/2|w|^2 + (C/n) sum_pairs hinge with
 epsilon scaled by total_pairs / n as svm_rank does; `pairs-avg` (-l 2) averages the swapped fraction of
 each query: 1/2|w|^2 + (C/n) sum_q (1/pairs_q) sum hinge. No bias feature. Default epsilon 0.001.
