@@ -15,6 +15,8 @@ import experiment
 GRID = [0.1, 1, 10, 100, 1000]
 RUNS = {
     "ndcg@10 (DORM)": ("ndcg@10", {}, GRID),
+    "ndcg@10 --position-weights measure": ("ndcg@10", {"position_weights": "measure"}, GRID),
+    "ndcg@10 --position-weights top-pairs": ("ndcg@10", {"position_weights": "top-pairs"}, GRID),
     "pairs": ("pairs", {}, [0.01, 0.1, 1, 10, 100]),
     "map": ("map", {}, [0.01, 0.1, 1, 10, 100]),
     "prec@10 --per-query": ("prec@10", {"per_query": True, "bias": 1.0}, [0.01, 0.1, 1, 10, 100]),
@@ -24,6 +26,7 @@ WTA_RUNS = {
     "mwta (DORM)": ("mwta", {}, GRID),
     "wta (DORM)": ("wta", {}, GRID),
     "mrr (DORM)": ("mrr", {}, GRID),
+    "mrr --position-weights measure (DORM)": ("mrr", {"position_weights": "measure"}, GRID),
     "ndcg@10 (DORM)": ("ndcg@10", {}, GRID),
     "pairs": ("pairs", {}, [0.01, 0.1, 1, 10, 100]),
 }

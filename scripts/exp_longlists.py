@@ -28,6 +28,7 @@ RUNS = {
     "dcg@10": ("dcg@10", {}, 0.0),
     "precision@10": ("precision@10", {}, 0.0),
     "mrr": ("mrr", {}, 0.0),
+    "mrr --position-weights measure": ("mrr", {"position_weights": "measure"}, 0.0),
     "wta": ("wta", {}, 0.0),
     "mwta": ("mwta", {}, 0.0),
     "eru": ("eru", {}, 0.0),
@@ -36,9 +37,17 @@ RUNS = {
     "ndcg@10 --position-weights pow:0.5": ("ndcg@10", {"position_weights": "pow:0.5"}, 0.0),
     "precision@10 --position-weights pow:0.5": ("precision@10", {"position_weights": "pow:0.5"}, 0.0),
     "mrr --position-weights pow:0.5": ("mrr", {"position_weights": "pow:0.5"}, 0.0),
+    "ndcg@10 --position-weights top-pairs": ("ndcg@10", {"position_weights": "top-pairs"}, 0.0),
+    "precision@10 --position-weights top-pairs": ("precision@10", {"position_weights": "top-pairs"}, 0.0),
+    "ndcg@10 --position-weights pairs": ("ndcg@10", {"position_weights": "pairs"}, 0.0),
+    "precision@10 --position-weights pairs": ("precision@10", {"position_weights": "pairs"}, 0.0),
     "precision@10 --rel-threshold 2": ("precision@10", {"rel_threshold": 2.0}, 2.0),
+    "precision@10 --rel-threshold 2 --position-weights top-pairs": ("precision@10", {"rel_threshold": 2.0,
+                                                                      "position_weights": "top-pairs"}, 2.0),
     "mrr --rel-threshold 2": ("mrr", {"rel_threshold": 2.0}, 2.0),
     "mrr --rel-threshold 2 --position-weights pow:0.5": ("mrr", {"rel_threshold": 2.0, "position_weights": "pow:0.5"},
+                                                         2.0),
+    "mrr --rel-threshold 2 --position-weights measure": ("mrr", {"rel_threshold": 2.0, "position_weights": "measure"},
                                                          2.0),
     "pairs (measured at --rel-threshold 2)": ("pairs", {}, 2.0),
 }
@@ -69,7 +78,8 @@ def values(dataset, scores, threshold: float) -> dict:
 def one_run(job):
     label, (loss_name, opts, threshold), files, grid = job
     start = time.perf_counter()
-    train, vali, test, heldout = (data.read_svmlight(files[p]) for p in ("train", "vali", "test", "heldout"))
+    train, vali, test = (data.read_svmlight(files[p]) for p in ("train", "vali", "test"))
+    heldout = data.read_svmlight(files["heldout"]) if "heldout" in files else None
     loss, full = api.resolve_loss(loss_name, opts)
     own = loss.measure(full)
     best, points = selection.select_C(loss, full, train, vali, own, grid, None)
@@ -77,7 +87,7 @@ def one_run(job):
     return label, dict(
         own=own, C=best.C, norm=float(np.linalg.norm(best.model.w)), xi=r.xi, gain=r.gain, learned=r.learned,
         iterations=r.iterations, test=values(test, model.score(best.model, test), threshold),
-        heldout=values(heldout, model.score(best.model, heldout), threshold), threshold=threshold,
+        heldout=values(heldout, model.score(best.model, heldout), threshold) if heldout else None, threshold=threshold,
         not_learned=[p.C for p in points if not p.result.learned], seconds=time.perf_counter() - start)
 
 

@@ -143,7 +143,32 @@ def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: It
                                       prepared.scale)
         if prepared.kernel_map is not None:  # the linear model on phi is a kernel expansion
             trained.set_kernel(prepared.kernel_map.expansion(trained.w))
-        yield checked(trained)
+        trained = checked(trained)
+        if isinstance(source, LocalSource):
+            judge_learning(trained, loss, opts, source.dataset)
+        yield trained
+
+
+def judge_learning(trained: model.Model, loss: Loss, opts: dict, dataset: Dataset) -> None:
+    """Record in the model's TrainResult (and its did_not_learn header) whether it learned, by what it does on
+    its training data: the loss's measure of its scores against that of w = 0 (every score tied, broken as
+    `eval` breaks them) and of the ideal scores (the labels). Left to the objective's gain when the loss has no
+    measure or the data cannot be measured (e.g. docids repeated in a query)."""
+    from svmstruct import evaluate
+
+    if loss.measure is None:
+        return
+    name = loss.measure(opts)
+    threshold = float(opts.get("rel_threshold") or 0.0)
+    try:
+        values = [evaluate.measure_table(dataset, scores, [name], threshold)[name]["all"]
+                  for scores in (model.score(trained, dataset), np.zeros(dataset.n_docs), dataset.y)]
+    except InputError:
+        return
+    if not all(np.isfinite(values)):
+        return
+    trained.result.measured = tuple(values)
+    trained.set_learned(trained.result.learned)
 
 
 def checked(trained: model.Model) -> model.Model:

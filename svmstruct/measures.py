@@ -277,6 +277,7 @@ ALL_MEASURES = ["accuracy", "error", "precision", "recall", "f1", "prbep", "roca
                 "err@10", "pairacc", "eru"]
 
 
+LOWER_IS_BETTER = {"error"}  # measures whose best value is the smallest (C selection, did_not_learn)
 _TREC_DOTTED = re.compile(r"(P|recall|ndcg_cut)\.(\d+)$")  # trec_eval's -m spelling: P.10 is P_10
 
 

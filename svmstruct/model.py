@@ -116,6 +116,16 @@ class Model:
         ids = keep if self.columns is None else self.columns[keep]
         return ids.astype(np.int64), self.w[keep]
 
+    def set_learned(self, learned: bool) -> None:
+        """The did_not_learn header line (after objective_at_zero) when the model did not learn, none when it did."""
+        if learned or "did_not_learn" in self.header:
+            if learned:
+                self.header.pop("did_not_learn", None)
+            return
+        items = list(self.header.items())
+        at = next((i + 1 for i, (key, _) in enumerate(items) if key == "objective_at_zero"), len(items))
+        self.header = dict(items[:at] + [("did_not_learn", 1)] + items[at:])
+
     def set_kernel(self, expansion) -> None:
         """Make this model (trained on a kernel map's features) the kernel expansion: scores
         sum_j beta_j k(b_j, x) - b over raw features, the weights of the mapped features dropped."""

@@ -30,12 +30,13 @@ if TYPE_CHECKING:
 
 @dataclass
 class Reference:
-    kind: str  # "labeling" (binary variables), "ranking" (a permutation) or "subset" (k of the items)
+    kind: str  # "labeling" (binary variables), "ranking" (a permutation), "subset" (k of the items) or "sum"
     examples: int  # number of examples the oracle treats
     size: Callable[[int], int]  # example -> number of binary variables / items to rank / items to choose from
     constraint: Callable[[int, tuple], tuple[np.ndarray, float] | None]  # (example, output) -> (dcoef, Delta)
     subset_size: Callable[[int], int] | None = None  # subsets: how many items are chosen
     exact: bool = True  # the oracle attains the maximum (SVM-div's greedy does not)
+    parts: list | None = None  # kind "sum" (combo): [(weight, Reference)], the oracle's value their weighted sum
 
 
 @dataclass

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from svmstruct import api, evaluate, measures, model, train
 from svmstruct.options import UsageError, parse_number
 
-LOWER_IS_BETTER = {"error"}
-
 
 def parse_grid(text: str) -> list:
     """`1`, `0.01,0.1,1` -> sorted list of positive floats (svm_light's number syntax)."""
@@ -69,5 +67,5 @@ def select_model(models, validation, measure: str, rel_threshold: float = 0.0, l
 
 def best_of(points, measure: str):
     """The point with the best value of `measure` (ties: the smaller C)."""
-    sign = -1.0 if measure in LOWER_IS_BETTER else 1.0
+    sign = -1.0 if measure in measures.LOWER_IS_BETTER else 1.0
     return max(points, key=lambda p: (sign * p.value, -p.C))

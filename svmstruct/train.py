@@ -59,6 +59,8 @@ class TrainResult:
     outer_steps: int = 0  # re-imputations of a latent target (0 for ordinary problems)
     status: str = "converged"  # converged | iteration limit | stalled | precision limit
     zero_objective: float = float("nan")  # the objective at w = 0, C times the slack there (the loop's start)
+    # (the loss's measure of the model on its training data, of w = 0, of the ideal scores): api.judge_learning
+    measured: tuple | None = None
 
     @property
     def gain(self) -> float:
@@ -66,8 +68,22 @@ class TrainResult:
         return (self.zero_objective - self.primal) / self.zero_objective if self.zero_objective > 0 else float("nan")
 
     @property
+    def measure_gain(self) -> float:
+        """How much of the room between w = 0 and the ideal the model's training measure took (nan unmeasured;
+        for a measure whose best value is the smallest, the ideal is below w = 0 and the ratio as positive)."""
+        if self.measured is None:
+            return float("nan")
+        value, zero, ideal = self.measured
+        return (value - zero) / (ideal - zero) if ideal != zero else 1.0
+
+    @property
     def learned(self) -> bool:
-        """False when training gained less than MIN_GAIN over w = 0: the model is w = 0 or close to it."""
+        """False when the model ranks about as w = 0 does: its loss's measure on the training data took less than
+        MIN_GAIN of the room between w = 0's (every score tied, broken as `eval` breaks them) and the ideal's;
+        unmeasured (on a cluster, or a measure that cannot be taken), when training gained less than MIN_GAIN
+        of the objective at w = 0. (The objective alone flags models that rank well at a small C.)"""
+        if self.measured is not None:
+            return not self.measure_gain < MIN_GAIN
         return not self.gain < MIN_GAIN
 
 
@@ -362,9 +378,15 @@ def _check_finite(a: np.ndarray, b: float) -> None:
 
 def not_learned(result: TrainResult) -> str:
     """The one-line warning of a run that did not learn (TrainResult.learned is False)."""
-    return (f"training gained {100 * max(result.gain, 0.0):.2g} % over w = 0 (objective {result.primal:.6g}, at w = 0 "
-            f"{result.zero_objective:.6g}): the model is w = 0 or close to it and ranks about as well as chance; try "
-            "another -c, or another loss or feature map (docs/learn.md: 'When a model does not learn')")
+    if result.measured is not None:
+        value, zero, ideal = result.measured
+        what = (f"on the training data the model's measure is {value:.4g}, w = 0's (ties) {zero:.4g}, the ideal "
+                f"{ideal:.4g}")
+    else:
+        what = (f"training gained {100 * max(result.gain, 0.0):.2g} % over w = 0 (objective {result.primal:.6g}, at "
+                f"w = 0 {result.zero_objective:.6g})")
+    return (f"{what}: the model ranks about as well as chance; try another -c, or another loss or feature map "
+            "(docs/learn.md: 'When a model does not learn')")
 
 
 STATUS_TEXT = {

@@ -8,11 +8,11 @@ from __future__ import annotations
 from types import ModuleType
 
 from svmstruct.errors import InputError
-from svmstruct.losses import div, dorm, perf, rank, svmmap
+from svmstruct.losses import combo, div, dorm, perf, rank, svmmap
 from svmstruct.losses.base import Loss
 from svmstruct.options import Option
 
-FAMILIES: list[ModuleType] = [perf, rank, svmmap, dorm, div]
+FAMILIES: list[ModuleType] = [perf, rank, svmmap, dorm, div, combo]
 DEFAULT = "errorrate"  # svm_perf's default loss, `learn`'s without -l
 
 REGISTRY: dict[str, Loss] = {}
@@ -63,9 +63,13 @@ def same_code_elsewhere(code: str, chosen: Loss) -> list[Loss]:
 def lookup(name: str) -> tuple[Loss, dict]:
     """The loss called `name` (canonical name or alias, case-insensitive) and the options its name sets.
 
-    A name like ``prec@10`` or ``ndcg@5`` selects the loss registered as ``prec@k`` / ``ndcg@k`` with k set.
+    A name like ``prec@10`` or ``ndcg@5`` selects the loss registered as ``prec@k`` / ``ndcg@k`` with k set;
+    ``combo:ndcg@10,map`` selects combo with those losses.
     """
     key = name.strip().lower()
+    base, colon, rest = key.partition(":")
+    if colon and base == "combo" and "combo" in REGISTRY:
+        return REGISTRY["combo"], {"combo_losses": rest}
     for loss in REGISTRY.values():
         if key == loss.name or key in loss.aliases:
             return loss, {}

@@ -5,11 +5,27 @@ vector b (eqs. 9-16). `mrr` is 1 - 1/rank of the first relevant document (label 
 `eval` scores it; with one relevant document that is eq. 10, with several it is not of the form <a(pi), b>.
 
 The joint feature map (`--position-weights`):
-- `measure` (default): the measure's own map. For the <a, b> measures Psi(x, pi) = sum_i a_{pi(i)} phi(d_i),
-  c = a: the positions Psi weighs are exactly those Delta counts, with the measure's weights, and the most
-  violated ranking is a sort by score - b (dorm_oracles, SORT_PLAN). For `mrr`, the first-relevant map
-  (dorm_oracles, MRR_FIRST_PLAN): the documents above the first relevant one and that one, weighted by
-  how much each costs in reciprocal rank.
+- `measure` (the default but for mrr): the measure's own map. For the <a, b> measures
+  Psi(x, pi) = sum_i a_{pi(i)} phi(d_i), c = a: the positions Psi weighs are exactly those Delta counts, with
+  the measure's weights, and the most violated ranking is a sort by score - b (dorm_oracles, SORT_PLAN).
+  For `mrr`, the first-relevant map (dorm_oracles, MRR_FIRST_PLAN): the documents above the first relevant
+  one and that one, weighted by how much each costs in reciprocal rank.
+- `pairs` (mrr's default): the pairwise map of SVM-map, SVM-ndcg and SVM-mrr (Chakrabarti, Khanna, Sawant &
+  Bhattacharyya 2008), Psi(x, pi) = 1/P sum over the P pairs of documents of different gain b of
+  (phi_upper - phi_lower), upper the one pi ranks first. Graded labels: a pair counts when the gains differ
+  (as svm_rank's pairs count different labels), so every ideal ranking has the same Psi and there is no latent
+  variable. The oracle is exact (dorm_oracles: the truncated program, or mrr's O(l^2) search over the rank of
+  the first relevant document, with the pairs' sum added). Measured (`make exp-noisy`, `make exp-longlists`):
+  mrr learns with it on both the long lists and the noisy lists (its own first-relevant map barely does on
+  the noisy ones); ndcg@k and precision@k do not learn with it there either (see docs/losses.md).
+- `top-pairs`: the pairwise map restricted to the pairs whose upper document is in the top k of the ranking,
+  1/P with P those of the ideal ranking. On noisy lists with many relevant documents the measure's own map
+  and `pairs` let the most violated ranking put the best-scored non-relevant documents on top and pay only
+  for them against the relevant ones (on average, or nothing below k): their top order statistics beat
+  the relevant documents' for every w, and w = 0 is the optimum. Here the target's top k, the relevant
+  documents of highest score (a latent choice, as below), are compared with every document below them, so
+  a w that ranks its best relevant documents above the rest lowers the bound. Exact oracle: the truncated
+  program with the top-by-rest pairs in closed form per full state.
 - `pow:D`, `log`, `loglog`: Le & Smola's map (eq. 20), a decreasing c over every position of the list.
   Delta ignores positions beyond the cut-off k but Psi does not, so a ranking that keeps the high-scoring
   documents near the top but no relevant one in the top k costs the full loss at a small margin; on long
@@ -50,6 +66,8 @@ def _kernels():
 
 
 MEASURE_MAP = "measure"
+PAIRS_MAP = "pairs"  # the pairwise map of SVM-map, SVM-ndcg and SVM-mrr (Chakrabarti et al. 2008)
+TOP_PAIRS_MAP = "top-pairs"  # the pairs with a document in the top k (module docstring)
 LARGEST_POWER = 100.0  # pow:D: (i+1)^-D stays a normal double for D up to this and lists of millions
 LARGEST_GAIN_LABEL = 1023  # 2^label - 1, the gain of ndcg/dcg/mwta, overflows double precision beyond this
 
@@ -69,12 +87,12 @@ def position_weights(spec: str, l: int) -> np.ndarray:
         return 1.0 / np.log(i + 2)
     if spec == "loglog":
         return 1.0 / np.log(np.log(i + 2))
-    raise InputError(f"is not one of {MEASURE_MAP}, pow:D, log, loglog")
+    raise InputError(f"is not one of {MEASURE_MAP}, {PAIRS_MAP}, {TOP_PAIRS_MAP}, pow:D, log, loglog")
 
 
 def _check_position_weights(spec: str) -> str | None:
     """The option's check (options.Option): what is wrong with the spec, or None."""
-    if spec == MEASURE_MAP:
+    if spec in (MEASURE_MAP, PAIRS_MAP, TOP_PAIRS_MAP):
         return None
     try:
         position_weights(spec, 2)
@@ -85,7 +103,8 @@ def _check_position_weights(spec: str) -> str | None:
 
 POSITION_WEIGHTS = Option("position_weights", ("--position-weights",), "str",
                           "the joint feature map: measure (the measure's own position weights; mrr: the "
-                          "first-relevant map) or Le & Smola's decreasing weights c over the whole list, pow:D "
+                          "first-relevant map), pairs (SVM-map's pairwise map over documents of different gain, "
+                          "as SVM-ndcg and SVM-mrr) or Le & Smola's decreasing weights c over the whole list, pow:D "
                           "((i+1)^-D), log (1/ln(i+2)) or loglog (1/ln ln(i+2))", default=MEASURE_MAP,
                           check=_check_position_weights, metavar="W")
 ERU_ALPHA = Option("eru_alpha", ("--eru-alpha",), "float", "the viewing half-life alpha of ERU", default=5.0,
@@ -169,8 +188,42 @@ def check_gain_labels(data) -> None:
                          f"{LARGEST_GAIN_LABEL})", data.path, int(data.line[beyond[0]]))
 
 
+def pair_count(b: np.ndarray) -> int:
+    """P, the number of pairs of documents of different gain b (the pairwise map's pairs)."""
+    sizes = np.unique(b, return_counts=True)[1].astype(np.int64)
+    return int((len(b) ** 2 - int(sizes @ sizes)) // 2)
+
+
+def top_pair_count(b: np.ndarray, k: int) -> int:
+    """P of TOP_PAIRS_MAP: the pairs of different gain of the ideal ranking whose upper document is in its top k."""
+    ascending = np.sort(b)
+    return int(np.searchsorted(ascending, ascending[::-1][:k], side="left").sum())
+
+
+def pair_target(b: np.ndarray) -> np.ndarray:
+    """The pairwise map's coefficients of the correct output (unscaled): per document, the number of
+    documents of lower gain minus those of higher gain (the same for every ideal ranking)."""
+    ascending = np.sort(b)
+    lower = np.searchsorted(ascending, b, side="left")
+    higher = len(b) - np.searchsorted(ascending, b, side="right")
+    return (lower - higher).astype(float)
+
+
 def query_map(name: str, spec: str, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
-    """(c over the query's positions, the oracle's plan) of the joint feature map `spec` for one query."""
+    """(c over the query's positions, the oracle's plan) of the joint feature map `spec` for one query
+    (the pairwise map: c = 0, and its own 1/P weight is pair_count's)."""
+    if spec in (PAIRS_MAP, TOP_PAIRS_MAP):
+        if name == "mrr":
+            if spec == TOP_PAIRS_MAP:
+                raise InputError(f"--position-weights {TOP_PAIRS_MAP} needs a cut-off k (mrr has none: use "
+                                 f"{PAIRS_MAP})")
+            return np.zeros(len(b)), _kernels().MRR_PLAN
+        k = cutoff(a)
+        if not _kernels().truncated_states(b, k):
+            raise InputError(f"--position-weights {spec}: a query of {len(np.unique(b))} grades and cut-off {k} "
+                             f"needs more than {_kernels().MAX_STATES:,} states; use a smaller cut-off or "
+                             f"--position-weights {MEASURE_MAP}")
+        return np.zeros(len(b)), k
     if spec == MEASURE_MAP:
         if name == "mrr":
             return np.zeros(len(b)), _kernels().MRR_FIRST_PLAN
@@ -189,9 +242,10 @@ def _builder(name: str):
         n_docs = data.n_docs
         if name in ("ndcg@k", "dcg@k", "mwta"):
             check_gain_labels(data)
+        pairwise, top = spec in (PAIRS_MAP, TOP_PAIRS_MAP), spec == TOP_PAIRS_MAP
         # per row: the measure's position vector a and Psi's c (positions of the row's query), gain b
         a_rows, b_rows, c_rows, target_rows = (np.zeros(n_docs) for _ in range(4))
-        los, his, best, plans = [], [], [], []
+        los, his, best, plans, scales = [], [], [], [], []
         for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):
             labels = data.y[lo:hi]
             if name == "mrr":
@@ -202,7 +256,14 @@ def _builder(name: str):
                 continue
             c, plan = query_map(name, spec, a, b)
             a_rows[lo:hi], b_rows[lo:hi], c_rows[lo:hi] = a, b, c
-            target_rows[lo:hi] = _kernels().target_coefficients(b, np.zeros(hi - lo), c, plan)
+            scale = 1.0 / (top_pair_count(b, plan) if top else pair_count(b)) if pairwise else 0.0
+            if top:
+                target_rows[lo:hi] = scale * _kernels().top_pairs_target(b, np.zeros(hi - lo), plan)
+            elif pairwise:
+                target_rows[lo:hi] = scale * pair_target(b)
+            else:
+                target_rows[lo:hi] = _kernels().target_coefficients(b, np.zeros(hi - lo), c, plan)
+            scales.append(scale)
             los.append(lo)
             his.append(hi)
             best.append(1.0 if name == "mrr" else float(a @ np.sort(b)[::-1]))
@@ -210,7 +271,8 @@ def _builder(name: str):
         if not los:
             raise InputError("no query has documents that the measure can tell apart", data.path)
         starts, ends = np.array(los, dtype=np.int64), np.array(his, dtype=np.int64)
-        best_values, plan_codes = np.array(best), np.array(plans, dtype=np.int64)
+        best_values, plan_codes, pair_scales = np.array(best), np.array(plans, dtype=np.int64), np.array(scales)
+        top_pairs = np.full(len(los), top)
 
         work, latent_work = threads.documents("dorm", n_docs), threads.documents("dorm-latent", n_docs)
 
@@ -219,21 +281,23 @@ def _builder(name: str):
             deltas = np.empty(len(starts))
             with threads.for_work(work):
                 _kernels().most_violated_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, a_rows,
-                                               b_rows, c_rows, target_rows, best_values, plan_codes, dcoef, deltas)
+                                               b_rows, c_rows, target_rows, best_values, plan_codes, pair_scales,
+                                               top_pairs, dcoef, deltas)
             return dcoef, float(deltas.sum())
 
         def latent_target(scores):
             shift = np.zeros(n_docs)
             with threads.for_work(latent_work):
                 _kernels().latent_shift_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, b_rows,
-                                              c_rows, target_rows, plan_codes, shift)
+                                              c_rows, target_rows, plan_codes, pair_scales, top_pairs, shift)
             return shift
 
         return TrainingProblem(data.X, len(los), most_violated, skipped=data.n_examples - len(los),
                                info={"queries": data.n_examples, "position_weights": spec},
-                               latent_target=latent_target,
+                               latent_target=None if pairwise and not top else latent_target,
                                reference=_reference(name, list(zip(los, his)), a_rows, b_rows, c_rows,
-                                                    name == "mrr" and spec == MEASURE_MAP))
+                                                    "first" if name == "mrr" and spec == MEASURE_MAP else
+                                                    spec if pairwise else "positions"))
 
     return build
 
@@ -251,12 +315,29 @@ def first_relevant_map(pos: np.ndarray, relevant: np.ndarray) -> np.ndarray:
     return coef
 
 
-def _reference(name: str, queries: list, a_rows, b_rows, c_rows, first_relevant: bool) -> Reference:
+def pairwise_map(pos: np.ndarray, b: np.ndarray, top: int | None = None) -> np.ndarray:
+    """Psi coefficients of a ranking under the pairwise map, straight from its definition: sum over pairs of
+    different gain of (phi_upper - phi_lower), with `top` only the pairs whose upper document is at a
+    position < top (TOP_PAIRS_MAP); unscaled. Returns (coefficients, number of pairs)."""
+    coef = np.zeros(len(b))
+    pairs = 0
+    for i in range(len(b)):
+        for j in range(len(b)):
+            if b[i] != b[j] and pos[i] < pos[j] and (top is None or pos[i] < top):
+                coef[i] += 1.0
+                coef[j] -= 1.0
+                pairs += 1
+    return coef, pairs
+
+
+def _reference(name: str, queries: list, a_rows, b_rows, c_rows, psi: str) -> Reference:
     """Outputs: a ranking (each document's position). Psi(x, pi) = sum_i c_pi(i) phi_i (eq. 20) against
     the target at w = 0: every document gets the mean c over the positions its gain level occupies in the
-    ideal order (see the module docstring); for mrr's first-relevant map, Psi as first_relevant_map and the
-    target at w = 0 gives each relevant document 1/#relevant. Delta = <a(1), b> - <a(pi), b> (eq. 17), for
-    mrr 1 - 1/rank of the first relevant document."""
+    ideal order (see the module docstring); for mrr's first-relevant map (psi "first"), Psi as
+    first_relevant_map and the target at w = 0 gives each relevant document 1/#relevant; for the pairwise
+    map, pairwise_map against that of the ideal ranking, 1/P of its pairs; for the top-k pairs, against its mean
+    over every order inside each grade of the ideal ranking (the target at w = 0), 1/P of the ideal's pairs.
+    Delta = <a(1), b> - <a(pi), b> (eq. 17), for mrr 1 - 1/rank of the first relevant document."""
 
     def constraint(e, out):
         lo, hi = queries[e]
@@ -264,9 +345,23 @@ def _reference(name: str, queries: list, a_rows, b_rows, c_rows, first_relevant:
         pos = np.asarray(out)
         ideal = np.sort(b)[::-1]
         dcoef = np.zeros(len(b_rows))
-        if first_relevant:
+        if psi == "first":
             relevant = b > 0
             dcoef[lo:hi] = relevant / relevant.sum() - first_relevant_map(pos, relevant)
+        elif psi == PAIRS_MAP:
+            ideal_pos = np.empty(len(b), dtype=np.int64)
+            ideal_pos[np.argsort(-b, kind="mergesort")] = np.arange(len(b))
+            ideal_map, pairs = pairwise_map(ideal_pos, b)
+            dcoef[lo:hi] = (ideal_map - pairwise_map(pos, b)[0]) / pairs
+        elif psi == TOP_PAIRS_MAP:
+            k = cutoff(a_rows[lo:hi])
+            ideal_pos = np.empty(len(b), dtype=np.int64)
+            ideal_pos[np.argsort(-b, kind="mergesort")] = np.arange(len(b))
+            ideal_map, pairs = pairwise_map(ideal_pos, b, k)
+            # the mean over every order inside the grades: each document of a grade equally likely at each of
+            # the grade's positions, so it gets the grade's mean coefficient
+            target = np.array([ideal_map[b == level].mean() for level in b])
+            dcoef[lo:hi] = (target - pairwise_map(pos, b, k)[0]) / pairs
         else:
             target = np.array([c[ideal == level].mean() for level in b])
             dcoef[lo:hi] = target - c[pos]
@@ -278,8 +373,9 @@ def _reference(name: str, queries: list, a_rows, b_rows, c_rows, first_relevant:
     return Reference("ranking", len(queries), lambda e: queries[e][1] - queries[e][0], constraint)
 
 
-def _dorm(name, aliases, summary, measure, extra=()):
-    return Loss(name, aliases, "dorm", summary, _builder(name), 0.001, options=(*extra, POSITION_WEIGHTS),
+def _dorm(name, aliases, summary, measure, extra=(), feature_map=MEASURE_MAP):
+    weights = POSITION_WEIGHTS if feature_map == MEASURE_MAP else POSITION_WEIGHTS.but(default=feature_map)
+    return Loss(name, aliases, "dorm", summary, _builder(name), 0.001, options=(*extra, weights),
                 output="ranking", measure=measure, needs_qid=True)
 
 
@@ -295,8 +391,8 @@ LOSSES = [
     _dorm("dcg@k", ("dcg",), "DCG@k of the ideal minus DCG@k (DORM)", lambda o: f"dcg@{o['k']}", (CUTOFF,)),
     _dorm("precision@k", ("dorm-prec",), "1 - positional Precision@k (DORM eq. 15)", lambda o: f"p@{o['k']}",
           (CUTOFF, REL_THRESHOLD)),
-    _dorm("mrr", (), "1 - reciprocal rank of the first relevant document (DORM eq. 10)", lambda o: "mrr",
-          (REL_THRESHOLD,)),
+    _dorm("mrr", (), "1 - reciprocal rank of the first relevant document (DORM eq. 10; SVM-mrr's pairwise map)",
+          lambda o: "mrr", (REL_THRESHOLD,), feature_map=PAIRS_MAP),
     _dorm("wta", (), "1 - winner takes all: top document of the highest grade (DORM eq. 9)", lambda o: "wta"),
     _dorm("mwta", (), "1 - NDCG at the paper's adaptive truncation for WTA (DORM section 6.4)", lambda o: "wta"),
     _dorm("eru", (), "1 - normalised expected rank utility (DORM eq. 16, --eru-alpha, --eru-neutral)", _eru_measure,

@@ -30,6 +30,17 @@ Exact solvers, chosen per query by a plan code:
   document of highest score, the documents above it the non-relevant ones in score order, and p - 1
   the number of them with g > g_r - 1 (the terms decrease): O(l log l) (`mrr_first_oracle`).
 
+- PAIRS_MAP (dorm.PAIRS_MAP), the pairwise map: pair_scale > 0 adds pair_scale * sum over pairs of documents
+  of different b of (g_upper - g_lower) to the value. The exchange arguments above hold for that sum too (two
+  documents of equal b swapped into g order raise every pair term they share with a third; below the
+  cut-off, g order makes each pair term its largest, |g_i - g_j|), so truncated_oracle and mrr_oracle stay
+  exact with it: the transition adds the new document's pairs with those above it (per-group prefix sums),
+  each full state the pairs with the tail by one scan (_tail_pairs). Same complexity.
+- TOP_PAIRS_MAP (dorm.TOP_PAIRS_MAP): only the pairs whose upper document is in the top k. The same
+  exchange (a document of the top swapped with one of its group below, of lower g, raises its pairs with
+  every other document); no pair below the top counts, so each full state adds the top-by-rest pairs in
+  closed form from the groups' sums (_top_rest_pairs), O(L).
+
 Every solver returns the Psi coefficient of each document (c of its position for the positional maps),
 so that most_violated_all forms dcoef = target - coefficients whatever the map.
 """
@@ -81,8 +92,55 @@ def _room(array, size):
 
 
 @njit(cache=True)
-def truncated_oracle(g, a, b, c, k):
-    """Exact maximiser when a[j] = 0 for j >= k (0-based); see the module docstring. Returns positions."""
+def _tail_pairs(g, by_g, group_of, rank_in_group, top, prefix, starts):
+    """The pairwise map's sum over the pairs with a document below the top (top[q] documents of each group
+    q, the highest in g, placed above the rest) when the rest follow in g order: sum of g_upper - g_lower
+    over such pairs of different groups, by one scan keeping each group's running sum."""
+    L = top.shape[0]
+    run_sum = np.empty(L)
+    run_count = np.empty(L)
+    for q in range(L):
+        run_sum[q] = prefix[starts[q] + q + top[q]]
+        run_count[q] = top[q]
+    total_sum = run_sum.sum()
+    total_count = run_count.sum()
+    pairs = 0.0
+    for r in range(g.shape[0]):
+        i = by_g[r]
+        q = group_of[i]
+        if rank_in_group[i] < top[q]:
+            continue
+        pairs += (total_sum - run_sum[q]) - (total_count - run_count[q]) * g[i]
+        run_sum[q] += g[i]
+        run_count[q] += 1
+        total_sum += g[i]
+        total_count += 1
+    return pairs
+
+
+@njit(cache=True)
+def _top_rest_pairs(top, sizes, prefix, starts):
+    """sum of g_top - g_rest over the pairs of a top document (top[q] of each group q, the highest in g) and a
+    document of another group below the top: per group, its top's sum times the rest of the other groups
+    minus its top's count times their sum."""
+    L = top.shape[0]
+    rest_count = np.empty(L)
+    rest_sum = np.empty(L)
+    for q in range(L):
+        rest_count[q] = sizes[q] - top[q]
+        rest_sum[q] = prefix[starts[q] + q + sizes[q]] - prefix[starts[q] + q + top[q]]
+    count_all, sum_all = rest_count.sum(), rest_sum.sum()
+    pairs = 0.0
+    for q in range(L):
+        pairs += prefix[starts[q] + q + top[q]] * (count_all - rest_count[q]) - top[q] * (sum_all - rest_sum[q])
+    return pairs
+
+
+@njit(cache=True)
+def truncated_oracle(g, a, b, c, k, pair_scale=0.0, tail_pairs=True):
+    """Exact maximiser when a[j] = 0 for j >= k (0-based); see the module docstring. Returns positions.
+    With pair_scale > 0 the value also counts pair_scale * the pairwise map's sum (PAIRS_MAP), over every
+    pair, or with tail_pairs False over the pairs with a document in the top k (TOP_PAIRS_MAP)."""
     l = g.shape[0]
     k = min(k, l)
     # groups of equal b, each sorted by g descending (ties: input order)
@@ -112,6 +170,10 @@ def truncated_oracle(g, a, b, c, k):
     group_b = np.empty(L)
     for q in range(L):
         group_b[q] = b[members[starts[q]]]
+    prefix = np.zeros(l + L)  # group q's sums of its n highest g at prefix[starts[q] + q + n], n = 0..sizes[q]
+    for q in range(L):
+        for t in range(sizes[q]):
+            prefix[starts[q] + q + t + 1] = prefix[starts[q] + q + t] + g[members[starts[q] + t]]
     # mixed-radix states: n_q in 0..cap_q documents of group q placed; only the reachable ones are stored, layer
     # by layer (layer j: j documents placed), each layer's ids sorted for lookups and visited in the order the
     # states were first reached (the order a full table's scan would update them in: the same ties win)
@@ -161,6 +223,13 @@ def truncated_oracle(g, a, b, c, k):
                 if taken < cap[q]:
                     i = members[starts[q] + taken]
                     x = val[lo + visit[v]] + c[j] * g[i] - a[j] * group_b[q]
+                    if pair_scale != 0.0:  # the pairs of i with the documents above it, of other groups
+                        pairs = 0.0
+                        for h in range(L):
+                            if h != q:
+                                above = (s // stride[h]) % (cap[h] + 1)
+                                pairs += prefix[starts[h] + h + above] - above * g[i]
+                        x += pair_scale * pairs
                     at = np.searchsorted(layer_ids, s + stride[q])
                     if x > layer_val[at]:
                         layer_val[at] = x
@@ -185,6 +254,13 @@ def truncated_oracle(g, a, b, c, k):
             if rank_in_group[i] >= (s // stride[group_of[i]]) % (cap[group_of[i]] + 1):
                 tail += c[p] * g[i]
                 p += 1
+        if pair_scale != 0.0:
+            for q in range(L):
+                counts[q] = (s // stride[q]) % (cap[q] + 1)
+            if tail_pairs:
+                tail += pair_scale * _tail_pairs(g, by_g, group_of, rank_in_group, counts, prefix, starts)
+            else:
+                tail += pair_scale * _top_rest_pairs(counts, sizes, prefix, starts)
         if val[lo + visit[v]] + tail > best_total:
             best_total = val[lo + visit[v]] + tail
             best_state = s
@@ -221,11 +297,35 @@ def ranking_value(pos, g, a, b, c):
 
 
 @njit(cache=True)
-def mrr_oracle(g, relevant, c):
+def _mrr_pairs(g, relevant, by_g, nonrel, rank_nonrel, first_rel, p):
+    """The pairwise map's sum (g_upper - g_lower over relevant/non-relevant pairs) of mrr_oracle's ranking
+    for p: nonrel[:p - 1], first_rel, then the rest in g order."""
+    sums = np.zeros(2)  # running sum and count of the documents above, non-relevant [0] and relevant [1]
+    counts = np.zeros(2)
+    pairs = 0.0
+    for t in range(-(p - 1) - 1, g.shape[0]):
+        if t < -1:
+            i = nonrel[t + p]
+        elif t == -1:
+            i = first_rel
+        else:
+            i = by_g[t]
+            if i == first_rel or rank_nonrel[i] < p - 1:
+                continue
+        own = 1 if relevant[i] else 0
+        pairs += sums[1 - own] - counts[1 - own] * g[i]
+        sums[own] += g[i]
+        counts[own] += 1
+    return pairs
+
+
+@njit(cache=True)
+def mrr_oracle(g, relevant, c, pair_scale=0.0):
     """Positions maximising sum_i c[pos_i] g_i + 1 - 1/p, p the 1-based position of the first relevant
-    document (Delta of the reciprocal rank). For a fixed p the best ranking puts the p - 1 non-relevant
-    documents of highest g first (in g order), the relevant one of highest g at p and the rest after it
-    in g order (exchange arguments: c decreases), so trying every p is exact: O(l^2)."""
+    document (Delta of the reciprocal rank), plus pair_scale * the pairwise map's sum (PAIRS_MAP). For a
+    fixed p the best ranking puts the p - 1 non-relevant documents of highest g first (in g order), the
+    relevant one of highest g at p and the rest after it in g order (exchange arguments: c decreases; a
+    pair's term g_upper - g_lower is largest in g order), so trying every p is exact: O(l^2)."""
     l = g.shape[0]
     by_g = np.argsort(-g, kind="mergesort")
     n_rel = 0
@@ -260,6 +360,8 @@ def mrr_oracle(g, relevant, c):
                 continue
             v += c[q] * g[i]
             q += 1
+        if pair_scale != 0.0:
+            v += pair_scale * _mrr_pairs(g, relevant, by_g, nonrel, rank_nonrel, first_rel, p)
         if v > best_value:
             best_value = v
             best_p = p
@@ -376,14 +478,60 @@ def _canonical_order(g, b):
 
 
 @njit(cache=True)
-def query_most_violated(g, a, b, c, plan):
+def pair_coefficients(pos, b, top):
+    """Psi coefficients of the pairwise map (unscaled) for a ranking (positions) over the pairs of documents
+    of different b whose upper document is at a position < top (every pair: top = l): per document, the
+    number of such pairs in which it is the upper minus those in which it is the lower."""
+    l = pos.shape[0]
+    ranked = np.argsort(pos)
+    order_b = np.argsort(b, kind="mergesort")
+    group_of = np.empty(l, dtype=np.int64)
+    L = 0
+    for t in range(l):
+        if t == 0 or b[order_b[t]] != b[order_b[t - 1]]:
+            L += 1
+        group_of[order_b[t]] = L - 1
+    sizes = np.zeros(L, dtype=np.int64)
+    for i in range(l):
+        sizes[group_of[i]] += 1
+    above_same = np.zeros(L, dtype=np.int64)
+    in_top = np.zeros(L, dtype=np.int64)  # documents of each group placed above, at positions < top
+    coef = np.empty(l)
+    for t in range(l):
+        i = ranked[t]
+        q = group_of[i]
+        above = t - above_same[q]
+        above_in_top = min(t, top) - in_top[q]
+        coef[i] = (l - sizes[q] - above if t < top else 0) - above_in_top
+        above_same[q] += 1
+        if t < top:
+            in_top[q] += 1
+    return coef
+
+
+@njit(cache=True)
+def top_pairs_target(b, g, top):
+    """Psi coefficients (unscaled) of TOP_PAIRS_MAP's correct output most compatible with the scores g: the
+    ideal ranking, inside a grade by g, documents equal in both sharing the mean (at w = 0 every grade's mean)."""
+    l = b.shape[0]
+    order = np.argsort(-g, kind="mergesort")
+    order = order[np.argsort(-b[order], kind="mergesort")]
+    pos = np.empty(l, dtype=np.int64)
+    for j in range(l):
+        pos[order[j]] = j
+    return tie_average(pair_coefficients(pos, b, top), b, g)
+
+
+@njit(cache=True)
+def query_most_violated(g, a, b, c, plan, pair_scale=0.0, top_pairs=False):
     """The most violated output of one query: (Psi coefficient of every document, the measure's value
     <a(pi), b>, or 1/p for the reciprocal-rank plans).
 
     plan: SORT_PLAN sort by g - b (c = a), -1 linear assignment, 0 sort by score (no position matters),
     k > 0 the truncated dynamic program with cut-off k, MRR_PLAN the reciprocal-rank oracle with a
-    positional c, MRR_FIRST_PLAN the first-relevant map (b = relevant). The oracle sees the documents in
-    the canonical order of (b, g), never the order of the input lines.
+    positional c, MRR_FIRST_PLAN the first-relevant map (b = relevant). pair_scale > 0 adds the pairwise
+    map (PAIRS_MAP: plans k > 0 and MRR_PLAN; with top_pairs, TOP_PAIRS_MAP: plans k > 0). The oracle sees
+    the documents in the canonical order of (b, g), never the order of the input lines.
     """
     l = g.shape[0]
     order = _canonical_order(g, b)
@@ -396,7 +544,7 @@ def query_most_violated(g, a, b, c, plan):
             coef[order[t]] = coefc[t]
         return coef, 1.0 / first
     if plan == MRR_PLAN:
-        posc = mrr_oracle(gc, bc > 0, c)
+        posc = mrr_oracle(gc, bc > 0, c, pair_scale)
     elif plan == SORT_PLAN:
         posc = sort_positions(gc, bc)
     elif plan == 0:
@@ -405,13 +553,14 @@ def query_most_violated(g, a, b, c, plan):
         for j in range(l):
             posc[ranked[j]] = j
     elif plan > 0:
-        posc = truncated_oracle(gc, a, bc, c, plan)
+        posc = truncated_oracle(gc, a, bc, c, plan, pair_scale, not top_pairs)
     else:
         posc = assignment_positions(gc, a, bc, c)
+    pairs = pair_coefficients(posc, bc, plan if top_pairs else l) if pair_scale != 0.0 else np.zeros(l)
     pos = np.empty(l, dtype=np.int64)
     for t in range(l):
         pos[order[t]] = posc[t]
-        coef[order[t]] = c[posc[t]]
+        coef[order[t]] = c[posc[t]] + pair_scale * pairs[t]
     if plan == MRR_PLAN:
         first = l
         for i in range(l):
@@ -425,16 +574,19 @@ def query_most_violated(g, a, b, c, plan):
 
 
 @threads.parallel_kernel
-def most_violated_all(scores, los, his, a_rows, b_rows, c_rows, target_rows, best, plans, dcoef, deltas):
+def most_violated_all(scores, los, his, a_rows, b_rows, c_rows, target_rows, best, plans, pair_scales, top_pairs,
+                      dcoef, deltas):
     """Every query's most violated output (in parallel over queries, results independent of the thread
     count): dcoef = Psi coefficients of the target - those of the output (averaged over documents equal
     in b and score), deltas[q] = Delta of query q. a_rows/c_rows hold query q's position vectors at rows
-    los[q]:his[q]."""
+    los[q]:his[q]; pair_scales[q] is the pairwise map's 1/P (0 for the positional maps), top_pairs[q] says
+    it counts the pairs with a document in the top k only (TOP_PAIRS_MAP)."""
     for q in prange(los.shape[0]):
         lo, hi = los[q], his[q]
         g = scores[lo:hi]
         b = b_rows[lo:hi]
-        coef, value = query_most_violated(g, a_rows[lo:hi], b, c_rows[lo:hi], plans[q])
+        coef, value = query_most_violated(g, a_rows[lo:hi], b, c_rows[lo:hi], plans[q], pair_scales[q],
+                                          top_pairs[q])
         averaged = tie_average(coef, b, g)
         for i in range(hi - lo):
             dcoef[lo + i] = target_rows[lo + i] - averaged[i]
@@ -442,11 +594,14 @@ def most_violated_all(scores, los, his, a_rows, b_rows, c_rows, target_rows, bes
 
 
 @threads.parallel_kernel
-def latent_shift_all(scores, los, his, b_rows, c_rows, target_rows, plans, shift):
-    """shift = Psi coefficients of the correct output most compatible with the scores (target_coefficients)
-    - those of the w = 0 target, per row."""
+def latent_shift_all(scores, los, his, b_rows, c_rows, target_rows, plans, pair_scales, top_pairs, shift):
+    """shift = Psi coefficients of the correct output most compatible with the scores (target_coefficients,
+    top_pairs_target) - those of the w = 0 target, per row."""
     for q in prange(los.shape[0]):
         lo, hi = los[q], his[q]
-        ideal = target_coefficients(b_rows[lo:hi], scores[lo:hi], c_rows[lo:hi], plans[q])
+        if top_pairs[q]:
+            ideal = pair_scales[q] * top_pairs_target(b_rows[lo:hi], scores[lo:hi], plans[q])
+        else:
+            ideal = target_coefficients(b_rows[lo:hi], scores[lo:hi], c_rows[lo:hi], plans[q])
         for i in range(hi - lo):
             shift[lo + i] = ideal[i] - target_rows[lo + i]

@@ -1,0 +1,142 @@
+"""SVM-combo (Chakrabarti, Khanna, Sawant & Bhattacharyya 2008): one model trained on several losses at once.
+
+`-l combo:ndcg@10,mrr,map` trains w on the weighted sum of the components' structural hinge bounds, each with
+its own joint feature map and oracle:
+
+    min 1/2 |w|^2 + C sum_m lambda_m (1/n_m) sum_q xi_qm,   xi_qm >= Delta_m(y_q, ybar) - w.(Psi_m(y_q) - Psi_m(ybar)),
+
+n_m the queries component m trains on. In the 1-slack form the constraint is the weighted sum of the components'
+1-slack constraints, so the most violated one is each component's most violated output (every oracle exact):
+most_violated sums lambda_m (n / n_m) times each component's (dcoef, Delta sum), n = max n_m. The weights
+lambda (--combo-weights) default to 1/M each, so Delta and C are on the scale of one loss. Components are the
+losses that rank the documents of a query by w.x (needs qid); a component with a latent target (DORM's
+positional maps) contributes its re-imputed target with the same weight. C is selected (--validate) and the
+estimators score by the first component's measure.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from svmstruct.errors import InputError
+from svmstruct.losses.base import Loss
+from svmstruct.options import REL_THRESHOLD, Option, UsageError, parse_number
+from svmstruct.problem import Reference, TrainingProblem
+
+DEFAULT_COMPONENTS = "ndcg@10,mrr,map"
+
+
+def _lookup(name: str):
+    from svmstruct import losses  # the registry imports this module: look up when called
+
+    return losses.lookup(name)
+
+
+def components(spec: str) -> list:
+    """[(loss, options its name implies)] of a comma-separated list of loss names; UsageError if one cannot
+    be a component (it must rank a query's documents by w.x)."""
+    out = []
+    for name in (part.strip() for part in spec.split(",")):
+        try:
+            loss, implied = _lookup(name)
+        except InputError as e:
+            raise UsageError(f"combo: {e.message}") from None
+        if loss.name == "combo" or not (loss.needs_qid and loss.plain_features):
+            raise UsageError(f"combo: {name} cannot be a component (the components rank the documents of a query "
+                             "by w.x: the rank, map and dorm families)")
+        out.append((loss, implied))
+    if len(out) < 2:
+        raise UsageError("combo needs at least two losses, e.g. combo:ndcg@10,map")
+    return out
+
+
+def weights(spec: str | None, count: int) -> np.ndarray:
+    """lambda: the --combo-weights values (comma-separated, finite, >= 0, not all 0), or 1/count each."""
+    if spec is None:
+        return np.full(count, 1.0 / count)
+    try:
+        values = np.array([parse_number(part) for part in spec.split(",")])
+    except ValueError:
+        raise UsageError(f"--combo-weights {spec}: needs comma-separated numbers") from None
+    if len(values) != count:
+        raise UsageError(f"--combo-weights {spec}: {len(values)} weights for {count} losses")
+    if not (np.all(np.isfinite(values)) and np.all(values >= 0) and values.sum() > 0):
+        raise UsageError(f"--combo-weights {spec}: weights must be finite, >= 0 and not all 0")
+    return values
+
+
+def _check_components(spec: str) -> str | None:
+    try:
+        components(spec)
+    except UsageError as e:
+        return f"is not a list of ranking losses ({e})"
+    return None
+
+
+def _check_weights(spec: str) -> str | None:
+    try:
+        weights(spec, len(spec.split(",")))
+    except UsageError:
+        return "needs comma-separated finite numbers >= 0, not all 0"
+    return None
+
+
+COMPONENTS = Option("combo_losses", ("--combo-losses",), "str",
+                    "the losses of combo, comma-separated (also -l combo:ndcg@10,mrr,map)", default=DEFAULT_COMPONENTS,
+                    check=_check_components, metavar="LOSSES")
+WEIGHTS = Option("combo_weights", ("--combo-weights",), "str",
+                 "combo: the weight of each loss, comma-separated (default 1/M each)", default=None,
+                 check=_check_weights, metavar="W")
+
+
+@dataclass
+class Part:
+    weight: float  # lambda_m n / n_m
+    problem: TrainingProblem
+
+
+def build(data, opts: dict) -> TrainingProblem:
+    chosen = components(opts.get("combo_losses") or DEFAULT_COMPONENTS)
+    lambdas = weights(opts.get("combo_weights"), len(chosen))
+    problems = []
+    for loss, implied in chosen:
+        given = {"rel_threshold": opts.get("rel_threshold")} if loss.option("rel_threshold") else {}
+        problems.append(loss.build(data, loss.resolve(given, implied)))
+    n = max(p.n for p in problems)
+    parts = [Part(float(lam) * n / p.n, p) for lam, p in zip(lambdas, problems) if lam > 0]
+
+    def most_violated(scores):
+        dcoef, delta = np.zeros(data.X.shape[0]), 0.0
+        for part in parts:
+            d, value = part.problem.most_violated(scores)
+            dcoef += part.weight * d
+            delta += part.weight * value
+        return dcoef, delta
+
+    latent = [part for part in parts if part.problem.latent_target is not None]
+
+    def latent_target(scores):
+        shift = np.zeros(data.X.shape[0])
+        for part in latent:
+            shift += part.weight * part.problem.latent_target(scores)
+        return shift
+
+    references = [(part.weight, part.problem.reference) for part in parts]
+    reference = (Reference("sum", 1, lambda e: 0, lambda e, out: None, parts=references)
+                 if all(r is not None for _, r in references) else None)
+    return TrainingProblem(data.X, n, most_violated, skipped=min(p.skipped for p in problems),
+                           info={"queries": data.n_examples, "combo": ",".join(loss.name for loss, _ in chosen)},
+                           latent_target=latent_target if latent else None, reference=reference)
+
+
+def _measure(opts: dict) -> str:
+    loss, implied = components(opts.get("combo_losses") or DEFAULT_COMPONENTS)[0]
+    return loss.measure(loss.resolve({}, implied)) if loss.measure else "map"
+
+
+LOSSES = [
+    Loss("combo", (), "combo", "weighted sum of several ranking losses, each with its own map (SVM-combo, "
+         "Chakrabarti et al. 2008; -l combo:ndcg@10,mrr,map)", build, 0.001,
+         options=(COMPONENTS, WEIGHTS, REL_THRESHOLD), output="ranking", measure=_measure, needs_qid=True),
+]
