@@ -16,7 +16,6 @@ GRID = [0.1, 1, 10, 100, 1000]
 RUNS = {
     "ndcg@10 (DORM)": ("ndcg@10", {}, GRID),
     "ndcg@10 --position-weights measure": ("ndcg@10", {"position_weights": "measure"}, GRID),
-    "ndcg@10 --position-weights top-pairs": ("ndcg@10", {"position_weights": "top-pairs"}, GRID),
     "pairs": ("pairs", {}, [0.01, 0.1, 1, 10, 100]),
     "map": ("map", {}, [0.01, 0.1, 1, 10, 100]),
     "prec@10 --per-query": ("prec@10", {"per_query": True, "bias": 1.0}, [0.01, 0.1, 1, 10, 100]),

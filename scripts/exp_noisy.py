@@ -20,15 +20,15 @@ import experiment
 
 GRID = [0.1, 1, 10, 100, 1000]
 PAIRS_GRID = [0.001, 0.01, 0.1, 1, 10]
-RUNS = {
+RUNS = {  # label: (loss, options, relevance threshold); a label without --position-weights is the default map
     "pairs": ("pairs", {}, 0.0),
     "map": ("map", {}, 0.0),
     "ndcg@10": ("ndcg@10", {}, 0.0),
+    "ndcg@10 --position-weights measure": ("ndcg@10", {"position_weights": "measure"}, 0.0),
     "ndcg@10 --position-weights pairs": ("ndcg@10", {"position_weights": "pairs"}, 0.0),
-    "ndcg@10 --position-weights top-pairs": ("ndcg@10", {"position_weights": "top-pairs"}, 0.0),
     "precision@10": ("precision@10", {}, 0.0),
+    "precision@10 --position-weights measure": ("precision@10", {"position_weights": "measure"}, 0.0),
     "precision@10 --position-weights pairs": ("precision@10", {"position_weights": "pairs"}, 0.0),
-    "precision@10 --position-weights top-pairs": ("precision@10", {"position_weights": "top-pairs"}, 0.0),
     "mrr": ("mrr", {}, 0.0),
     "mrr --position-weights measure": ("mrr", {"position_weights": "measure"}, 0.0),
     "dcg@10": ("dcg@10", {}, 0.0),

@@ -306,7 +306,7 @@ class SVMPerf(_Linear):
 
 class SVMRank(_Linear):
     """A linear ranker trained for a ranking measure: svm_rank's "pairs" / "pairs-avg", SVM-map's "map",
-    DORM's "ndcg@10", "mrr", "wta", "mwta", "dcg@k", "precision@k", "eru".
+    DORM's "ndcg@10", "mrr", "wta", "mwta", "dcg@k", "precision@k", "eru", and "combo:ndcg@10,mrr,map" (SVM-combo).
 
     fit(X, y, qid): graded labels y, queries qid (rows of a query need not be adjacent). predict(X) gives
     scores (rank by them within a query); score(X, y, qid, docids=None) the loss's measure averaged over
@@ -317,12 +317,15 @@ class SVMRank(_Linear):
     groups=qid)), or single_query=True where the rows really are one query.
     """
 
-    _families = ("rank", "map", "dorm")
+    _families = ("rank", "map", "dorm", "combo")
 
     def __init__(self, loss="pairs", C=1.0, epsilon=None, k=None, position_weights=None, eru_alpha=None,
-                 eru_neutral=None, rel_threshold=None, max_iterations=MAX_ITERATIONS, kernel="linear", gamma=1.0,
-                 degree=3, coef0=1.0, n_basis=kernel_map.DEFAULT_SIZE, single_query=False):
+                 eru_neutral=None, rel_threshold=None, combo_losses=None, combo_weights=None,
+                 max_iterations=MAX_ITERATIONS, kernel="linear", gamma=1.0, degree=3, coef0=1.0,
+                 n_basis=kernel_map.DEFAULT_SIZE, single_query=False):
         self.single_query = single_query
+        self.combo_losses = combo_losses
+        self.combo_weights = combo_weights
         self.loss = loss
         self.C = C
         self.epsilon = epsilon

@@ -71,11 +71,11 @@ def assert_same_training(local, remote):
 @pytest.mark.parametrize("name, C, options, normalize", [
     ("pairs", 1.0, {}, "none"), ("map", 10.0, {}, "none"), ("ndcg@10", 10.0, {}, "none"),
     ("div", 1.0, {"subtopics": f"{DIV}.qrels", "k": 3}, "none"), ("errorrate", 1.0, {"per_query": True}, "none"),
-    ("pairs", 1.0, {}, "global"), ("map", 10.0, {}, "query"),
+    ("pairs", 1.0, {}, "global"), ("map", 10.0, {}, "query"), ("combo:ndcg@10,mrr,map", 10.0, {}, "none"),
 ])
 def test_sharded_training_equals_one_process(client, shards, name, C, options, normalize):
-    """pairs, map, ndcg@10 (a latent target), div (its features built per candidate set) and a per-query
-    svm_perf loss on shards of whole queries: the single-process objective to 1e-6 relative, the same
+    """pairs, map, ndcg@10 (a latent target), div (its features built per candidate set), a per-query svm_perf
+    loss and combo on shards of whole queries: the single-process objective to 1e-6 relative, the same
     iterations and weights equal to round-off (the shards' sums are added in another order)."""
     files = shards["div" if name == "div" else "ranking"]
     local, remote, cluster = train_both(client, files, name, C, options, normalize)

@@ -183,20 +183,23 @@ def noisy_lists(queries=60, docs=80, seed=5):
 
 
 def test_did_not_learn_is_judged_by_what_the_model_does_on_its_training_data():
-    """On noisy lists ndcg@10 and precision@10 rank at chance (w = 0: the top order statistics of ~55
-    non-relevant documents beat those of the relevant ones for every w) and are flagged; map at a small C and
-    pairs gain under 1 % of the objective at w = 0 yet rank well above chance, and are not (the objective's
-    gain alone flagged them)."""
+    """On noisy lists ndcg@10 and precision@10 with their measure's own map or every pair rank at chance
+    (w = 0: the top order statistics of ~55 non-relevant documents beat those of the relevant ones for every
+    w) and are flagged; with their default map (top-pairs) they learn. map at a small C and pairs gain under
+    1 % of the objective at w = 0 yet rank well above chance, and are not flagged (the objective's gain alone
+    flagged them)."""
     noisy = noisy_lists()
-    for name, C in (("ndcg@10", 1.0), ("precision@10", 1.0)):
-        fitted = api.fit(noisy, name, C=C)
+    for name, C, weights in (("ndcg@10", 1.0, "measure"), ("precision@10", 1.0, "measure"),
+                             ("ndcg@10", 1.0, "pairs")):
+        fitted = api.fit(noisy, name, C=C, position_weights=weights)
         value, zero, ideal = fitted.result.measured
         assert not fitted.result.learned and value == zero < ideal and fitted.header["did_not_learn"] == 1
-    for name, C in (("map", 0.01), ("map", 0.1), ("pairs", 0.001), ("mrr", 1.0)):
+    for name, C in (("map", 0.01), ("map", 0.1), ("pairs", 0.001), ("mrr", 1.0), ("ndcg@10", 1.0),
+                    ("precision@10", 1.0)):
         fitted = api.fit(noisy, name, C=C)
         value, zero, ideal = fitted.result.measured
         assert fitted.result.learned and value > zero + 0.05 and "did_not_learn" not in fitted.header, (name, C)
-        if name != "mrr":
+        if name in ("map", "pairs"):
             assert fitted.result.gain < train.MIN_GAIN  # the objective alone said "did not learn"
 
 

@@ -170,4 +170,4 @@ def test_a_loaded_estimator_has_its_options_typed(tmp_path):
     ranker = svmstruct.SVMRank(loss="ndcg@5", C=3.0, eru_alpha=None).fit(X, y, qid=qid)
     ranker.save(str(tmp_path / "m"))
     back = svmstruct.SVMRank.load(str(tmp_path / "m"))
-    assert back.C == 3.0 and back.k == 5 and isinstance(back.k, int) and back.position_weights == "measure"
+    assert back.C == 3.0 and back.k == 5 and isinstance(back.k, int) and back.position_weights == "top-pairs"

@@ -3,11 +3,13 @@
 `-l combo:ndcg@10,mrr,map` trains w on the weighted sum of the components' structural hinge bounds, each with
 its own joint feature map and oracle:
 
-    min 1/2 |w|^2 + C sum_m lambda_m (1/n_m) sum_q xi_qm,   xi_qm >= Delta_m(y_q, ybar) - w.(Psi_m(y_q) - Psi_m(ybar)),
+    min 1/2 |w|^2 + C sum_m lambda_m (1/n) sum_q xi_qm,   xi_qm >= Delta_m(y_q, ybar) - w.(Psi_m(y_q) - Psi_m(ybar)),
 
-n_m the queries component m trains on. In the 1-slack form the constraint is the weighted sum of the components'
-1-slack constraints, so the most violated one is each component's most violated output (every oracle exact):
-most_violated sums lambda_m (n / n_m) times each component's (dcoef, Delta sum), n = max n_m. The weights
+n the queries of the training data (a query a loss leaves out, e.g. map's without a relevant document, adds 0
+to its sum). In the 1-slack form the constraint is the weighted sum of the components' 1-slack constraints, so
+the most violated one is each component's most violated output (every oracle exact): most_violated sums
+lambda_m times each component's (dcoef, Delta sum). Every weight is independent of how the queries are split,
+so shards of whole queries train the same model (svmstruct.distributed). The weights
 lambda (--combo-weights) default to 1/M each, so Delta and C are on the scale of one loss. Components are the
 losses that rank the documents of a query by w.x (needs qid); a component with a latent target (DORM's
 positional maps) contributes its re-imputed target with the same weight. C is selected (--validate) and the
@@ -92,7 +94,7 @@ WEIGHTS = Option("combo_weights", ("--combo-weights",), "str",
 
 @dataclass
 class Part:
-    weight: float  # lambda_m n / n_m
+    weight: float  # lambda_m
     problem: TrainingProblem
 
 
@@ -103,8 +105,7 @@ def build(data, opts: dict) -> TrainingProblem:
     for loss, implied in chosen:
         given = {"rel_threshold": opts.get("rel_threshold")} if loss.option("rel_threshold") else {}
         problems.append(loss.build(data, loss.resolve(given, implied)))
-    n = max(p.n for p in problems)
-    parts = [Part(float(lam) * n / p.n, p) for lam, p in zip(lambdas, problems) if lam > 0]
+    parts = [Part(float(lam), p) for lam, p in zip(lambdas, problems) if lam > 0]
 
     def most_violated(scores):
         dcoef, delta = np.zeros(data.X.shape[0]), 0.0
@@ -125,7 +126,8 @@ def build(data, opts: dict) -> TrainingProblem:
     references = [(part.weight, part.problem.reference) for part in parts]
     reference = (Reference("sum", 1, lambda e: 0, lambda e, out: None, parts=references)
                  if all(r is not None for _, r in references) else None)
-    return TrainingProblem(data.X, n, most_violated, skipped=min(p.skipped for p in problems),
+    # skipped: the fewest any loss leaves out (a query every loss leaves out is in none of their sums)
+    return TrainingProblem(data.X, data.n_examples, most_violated, skipped=min(p.skipped for p in problems),
                            info={"queries": data.n_examples, "combo": ",".join(loss.name for loss, _ in chosen)},
                            latent_target=latent_target if latent else None, reference=reference)
 

@@ -5,7 +5,7 @@ vector b (eqs. 9-16). `mrr` is 1 - 1/rank of the first relevant document (label 
 `eval` scores it; with one relevant document that is eq. 10, with several it is not of the form <a(pi), b>.
 
 The joint feature map (`--position-weights`):
-- `measure` (the default but for mrr): the measure's own map. For the <a, b> measures
+- `measure` (the default of dcg@k, wta, mwta, eru): the measure's own map. For the <a, b> measures
   Psi(x, pi) = sum_i a_{pi(i)} phi(d_i), c = a: the positions Psi weighs are exactly those Delta counts, with
   the measure's weights, and the most violated ranking is a sort by score - b (dorm_oracles, SORT_PLAN).
   For `mrr`, the first-relevant map (dorm_oracles, MRR_FIRST_PLAN): the documents above the first relevant
@@ -18,7 +18,7 @@ The joint feature map (`--position-weights`):
   the first relevant document, with the pairs' sum added). Measured (`make exp-noisy`, `make exp-longlists`):
   mrr learns with it on both the long lists and the noisy lists (its own first-relevant map barely does on
   the noisy ones); ndcg@k and precision@k do not learn with it there either (see docs/losses.md).
-- `top-pairs`: the pairwise map restricted to the pairs whose upper document is in the top k of the ranking,
+- `top-pairs` (the default of ndcg@k and precision@k): the pairwise map restricted to the pairs whose upper document is in the top k of the ranking,
   1/P with P those of the ideal ranking. On noisy lists with many relevant documents the measure's own map
   and `pairs` let the most violated ranking put the best-scored non-relevant documents on top and pay only
   for them against the relevant ones (on average, or nothing below k): their top order statistics beat
@@ -386,11 +386,11 @@ def _eru_measure(opts: dict) -> str:
 
 
 LOSSES = [
-    _dorm("ndcg@k", ("ndcg",), "1 - NDCG@k, gain 2^label - 1 (DORM, Le & Smola eq. 14)",
-          lambda o: f"ndcg@{o['k']}", (CUTOFF,)),
+    _dorm("ndcg@k", ("ndcg",), "1 - NDCG@k, gain 2^label - 1 (DORM, Le & Smola eq. 14; the top-k pairs map)",
+          lambda o: f"ndcg@{o['k']}", (CUTOFF,), feature_map=TOP_PAIRS_MAP),
     _dorm("dcg@k", ("dcg",), "DCG@k of the ideal minus DCG@k (DORM)", lambda o: f"dcg@{o['k']}", (CUTOFF,)),
-    _dorm("precision@k", ("dorm-prec",), "1 - positional Precision@k (DORM eq. 15)", lambda o: f"p@{o['k']}",
-          (CUTOFF, REL_THRESHOLD)),
+    _dorm("precision@k", ("dorm-prec",), "1 - positional Precision@k (DORM eq. 15; the top-k pairs map)",
+          lambda o: f"p@{o['k']}", (CUTOFF, REL_THRESHOLD), feature_map=TOP_PAIRS_MAP),
     _dorm("mrr", (), "1 - reciprocal rank of the first relevant document (DORM eq. 10; SVM-mrr's pairwise map)",
           lambda o: "mrr", (REL_THRESHOLD,), feature_map=PAIRS_MAP),
     _dorm("wta", (), "1 - winner takes all: top document of the highest grade (DORM eq. 9)", lambda o: "wta"),
