@@ -2,7 +2,8 @@
 
 1. The losses' whole oracles (problem.most_violated) on 200 queries of 120 documents with labels 0-4 in
    the proportions of ../shared/tools/make_synthetic_ltr.py (50/25/15/7/3 %), at random scores: every
-   listwise loss with its own map (the default) and with Le & Smola's pow:0.5, next to pairs and map.
+   listwise loss with the measure's own map and with Le & Smola's pow:0.5, the default pairwise maps of
+   ndcg@10, precision@10 and mrr, next to pairs and map.
 2. The pairwise maps (pairs, top-pairs) and combo on 200 noisy-list queries of 150 documents, labels 0/1/2
    (70/16/14 %, ../shared/tools/make_synthetic_ltr.py --cuts 0.70,0.86), next to pairs and map.
 3. The positional map's two exact solvers against the query size: the linear assignment (scipy, O(l^3))
@@ -27,6 +28,7 @@ COMPLEXITY = {  # per query of l documents, k the cut-off, L the number of grade
     "map": "O(l log l) (Yue et al. 2007, divide and conquer over the negatives)",
     "pairs-map": "O(l C(k+L-1, L-1)): truncated program, every pair (one scan per full state)",
     "pairs-map-mrr": "O(l^2): every rank of the first relevant document, one scan each",
+    "pairs-mrr": "O(l^2): every rank of the first relevant document, one scan each",
     "top-pairs": "O(C(k+L, L) L^2): truncated program, the top-by-rest pairs in closed form",
     "combo": "the sum of its losses' oracles",
 }
@@ -55,7 +57,8 @@ def whole_oracles():
     print(f"Whole oracle, {dataset.n_examples} queries x {dataset.n_docs // dataset.n_examples} documents, 1 thread")
     print(f"{'loss':<14} {'map':<8} {'ms/call':>9} {'us/query':>9}  complexity per query")
     runs = [(name, spec) for name in ("ndcg@10", "precision@10", "mrr", "wta", "mwta", "eru")
-            for spec in ("measure", "pow:0.5")] + [("pairs", None), ("map", None)]
+            for spec in ("measure", "pow:0.5")] + [("ndcg@10", "top-pairs"), ("precision@10", "top-pairs"),
+                                                   ("mrr", "pairs"), ("pairs", None), ("map", None)]
     for name, spec in runs:
         problem = api.problem(dataset, name, **({"position_weights": spec} if spec else {}))
         seconds = per_call(problem.most_violated, scores)

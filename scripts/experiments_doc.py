@@ -18,6 +18,10 @@ SECTIONS = [  # (directory under exp/, command, title, what it shows)
      "120 documents a query (../shared/tools/make_synthetic_ltr.py, 46 features, seed 1): queries 1-200 train, "
      "201-250 validate, 251-300 test, 301-1300 are a held-out set. Each run's C is chosen on the validation part "
      "by its own measure."),
+    ("noisy", "make exp-noisy", "The ranking losses on noisy lists with many relevant documents",
+     "150 documents a query, 30 % relevant on a 0/1/2 scale (../shared/tools/make_synthetic_ltr.py --cuts 0.70,0.86, "
+     "noise 4 and 6): queries 1-200 train, 201-300 validate, 301-1300 test; each run's C chosen on the validation "
+     "part by its own measure."),
     ("mq2008", "make exp-mq2008", "SVM-map against the other losses on MQ2008 (Yue et al. 2007, Tables 9-11)",
      "C chosen on validation MAP; test MAP and NDCG@10 per fold and mean."),
     ("div", "make exp-div", "SVM-div on the paper's synthetic data (Yue & Joachims 2008, Figure 4)",

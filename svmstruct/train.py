@@ -380,13 +380,13 @@ def not_learned(result: TrainResult) -> str:
     """The one-line warning of a run that did not learn (TrainResult.learned is False)."""
     if result.measured is not None:
         value, zero, ideal = result.measured
-        what = (f"on the training data the model's measure is {value:.4g}, w = 0's (ties) {zero:.4g}, the ideal "
-                f"{ideal:.4g}")
+        what = (f"on the training data the model's measure is {value:.4g}, w = 0's (every score tied) {zero:.4g}, "
+                f"the ideal {ideal:.4g}: the model does about as well as w = 0")
     else:
         what = (f"training gained {100 * max(result.gain, 0.0):.2g} % over w = 0 (objective {result.primal:.6g}, at "
-                f"w = 0 {result.zero_objective:.6g})")
-    return (f"{what}: the model ranks about as well as chance; try another -c, or another loss or feature map "
-            "(docs/learn.md: 'When a model does not learn')")
+                f"w = 0 {result.zero_objective:.6g}): the model is w = 0 or close to it")
+    return (f"{what}; try another -c, or another loss or feature map (docs/learn.md: 'When a model does not "
+            "learn')")
 
 
 STATUS_TEXT = {

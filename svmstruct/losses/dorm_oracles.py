@@ -218,18 +218,18 @@ def truncated_oracle(g, a, b, c, k, pair_scale=0.0, tail_pairs=True):
         layer_chosen = np.full(unique, -1, dtype=np.int64)
         for v in range(lo, hi):
             s = ids[lo + visit[v]]
+            above_sum = 0.0  # the state's placed documents: their g sum and count (the pairwise maps)
+            if pair_scale != 0.0:
+                for h in range(L):
+                    above_sum += prefix[starts[h] + h + (s // stride[h]) % (cap[h] + 1)]
             for q in range(L):
                 taken = (s // stride[q]) % (cap[q] + 1)
                 if taken < cap[q]:
                     i = members[starts[q] + taken]
                     x = val[lo + visit[v]] + c[j] * g[i] - a[j] * group_b[q]
                     if pair_scale != 0.0:  # the pairs of i with the documents above it, of other groups
-                        pairs = 0.0
-                        for h in range(L):
-                            if h != q:
-                                above = (s // stride[h]) % (cap[h] + 1)
-                                pairs += prefix[starts[h] + h + above] - above * g[i]
-                        x += pair_scale * pairs
+                        others = j - taken  # documents placed (j) minus those of i's group
+                        x += pair_scale * ((above_sum - prefix[starts[q] + q + taken]) - others * g[i])
                     at = np.searchsorted(layer_ids, s + stride[q])
                     if x > layer_val[at]:
                         layer_val[at] = x
