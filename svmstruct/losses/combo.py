@@ -115,12 +115,12 @@ def build(data, opts: dict) -> TrainingProblem:
             delta += part.weight * value
         return dcoef, delta
 
-    latent = [part for part in parts if part.problem.latent_target is not None]
+    latent = [(part.weight, part.problem.latent_target) for part in parts if part.problem.latent_target is not None]
 
     def latent_target(scores):
         shift = np.zeros(data.X.shape[0])
-        for part in latent:
-            shift += part.weight * part.problem.latent_target(scores)
+        for weight, target in latent:
+            shift += weight * target(scores)
         return shift
 
     references = [(part.weight, part.problem.reference) for part in parts]

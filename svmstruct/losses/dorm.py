@@ -18,14 +18,15 @@ The joint feature map (`--position-weights`):
   the first relevant document, with the pairs' sum added). Measured (`make exp-noisy`, `make exp-longlists`):
   mrr learns with it on both the long lists and the noisy lists (its own first-relevant map barely does on
   the noisy ones); ndcg@k and precision@k do not learn with it there either (see docs/losses.md).
-- `top-pairs` (the default of ndcg@k and precision@k): the pairwise map restricted to the pairs whose upper document is in the top k of the ranking,
-  1/P with P those of the ideal ranking. On noisy lists with many relevant documents the measure's own map
-  and `pairs` let the most violated ranking put the best-scored non-relevant documents on top and pay only
-  for them against the relevant ones (on average, or nothing below k): their top order statistics beat
-  the relevant documents' for every w, and w = 0 is the optimum. Here the target's top k, the relevant
-  documents of highest score (a latent choice, as below), are compared with every document below them, so
-  a w that ranks its best relevant documents above the rest lowers the bound. Exact oracle: the truncated
-  program with the top-by-rest pairs in closed form per full state.
+- `top-pairs` (the default of ndcg@k and precision@k): the pairwise map restricted to the pairs whose upper
+  document is in the top k of the ranking, 1/P with P those of the ideal ranking. On noisy lists with many
+  relevant documents the measure's own map and `pairs` let the most violated ranking put the best-scored
+  non-relevant documents on top and pay only for them against the relevant ones (on average, or nothing
+  below k): their top order statistics beat the relevant documents' for every w, and w = 0 is the optimum.
+  Here the target's top k, the relevant documents of highest score (a latent choice, as below), are
+  compared with every document below them, so a w that ranks its best relevant documents above the rest
+  lowers the bound. Exact oracle: the truncated program with the top-by-rest pairs in closed form per
+  full state.
 - `pow:D`, `log`, `loglog`: Le & Smola's map (eq. 20), a decreasing c over every position of the list.
   Delta ignores positions beyond the cut-off k but Psi does not, so a ranking that keeps the high-scoring
   documents near the top but no relevant one in the top k costs the full loss at a small margin; on long
@@ -315,7 +316,7 @@ def first_relevant_map(pos: np.ndarray, relevant: np.ndarray) -> np.ndarray:
     return coef
 
 
-def pairwise_map(pos: np.ndarray, b: np.ndarray, top: int | None = None) -> np.ndarray:
+def pairwise_map(pos: np.ndarray, b: np.ndarray, top: int | None = None) -> tuple[np.ndarray, int]:
     """Psi coefficients of a ranking under the pairwise map, straight from its definition: sum over pairs of
     different gain of (phi_upper - phi_lower), with `top` only the pairs whose upper document is at a
     position < top (TOP_PAIRS_MAP); unscaled. Returns (coefficients, number of pairs)."""
