@@ -119,6 +119,23 @@ def _tail_pairs(g, by_g, group_of, rank_in_group, top, prefix, starts):
 
 
 @njit(cache=True)
+def _groups(b):
+    """(group of each document, size of each group): the groups of documents of equal b, by b ascending."""
+    l = b.shape[0]
+    order_b = np.argsort(b, kind="mergesort")
+    group_of = np.empty(l, dtype=np.int64)
+    L = 0
+    for t in range(l):
+        if t == 0 or b[order_b[t]] != b[order_b[t - 1]]:
+            L += 1
+        group_of[order_b[t]] = L - 1
+    sizes = np.zeros(L, dtype=np.int64)
+    for i in range(l):
+        sizes[group_of[i]] += 1
+    return group_of, sizes
+
+
+@njit(cache=True)
 def _top_rest_pairs(top, sizes, prefix, starts):
     """sum of g_top - g_rest over the pairs of a top document (top[q] of each group q, the highest in g) and a
     document of another group below the top: per group, its top's sum times the rest of the other groups
@@ -144,16 +161,8 @@ def truncated_oracle(g, a, b, c, k, pair_scale=0.0, tail_pairs=True):
     l = g.shape[0]
     k = min(k, l)
     # groups of equal b, each sorted by g descending (ties: input order)
-    order_b = np.argsort(b, kind="mergesort")
-    group_of = np.empty(l, dtype=np.int64)
-    L = 0
-    for t in range(l):
-        if t == 0 or b[order_b[t]] != b[order_b[t - 1]]:
-            L += 1
-        group_of[order_b[t]] = L - 1
-    sizes = np.zeros(L, dtype=np.int64)
-    for i in range(l):
-        sizes[group_of[i]] += 1
+    group_of, sizes = _groups(b)
+    L = sizes.shape[0]
     by_g = np.argsort(-g, kind="mergesort")  # all documents by g descending
     members = np.empty(l, dtype=np.int64)  # group after group, each in g order
     starts = np.zeros(L + 1, dtype=np.int64)
@@ -484,16 +493,8 @@ def pair_coefficients(pos, b, top):
     number of such pairs in which it is the upper minus those in which it is the lower."""
     l = pos.shape[0]
     ranked = np.argsort(pos)
-    order_b = np.argsort(b, kind="mergesort")
-    group_of = np.empty(l, dtype=np.int64)
-    L = 0
-    for t in range(l):
-        if t == 0 or b[order_b[t]] != b[order_b[t - 1]]:
-            L += 1
-        group_of[order_b[t]] = L - 1
-    sizes = np.zeros(L, dtype=np.int64)
-    for i in range(l):
-        sizes[group_of[i]] += 1
+    group_of, sizes = _groups(b)
+    L = sizes.shape[0]
     above_same = np.zeros(L, dtype=np.int64)
     in_top = np.zeros(L, dtype=np.int64)  # documents of each group placed above, at positions < top
     coef = np.empty(l)
