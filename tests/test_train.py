@@ -158,15 +158,17 @@ def test_ocas_and_the_plain_loop_reach_the_same_optimum(loss_name):
     assert ocas.iterations <= plain.iterations
 
 
-@pytest.mark.parametrize("loss_name, stop_at", [("map", 3), ("pairs", 1), ("ndcg@10", 5), ("ndcg@10", 12)])
-def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_name, stop_at, tmp_path):
+@pytest.mark.parametrize("loss_name, options, stop_at", [
+    ("map", {}, 3), ("pairs", {}, 1), ("ndcg@10", {"position_weights": "measure"}, 5),
+    ("ndcg@10", {"position_weights": "measure"}, 12), ("ndcg@10", {}, 5)])
+def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_name, options, stop_at, tmp_path):
     """The state handed to `checkpoint` at the iteration limit, written and read back by
     svmstruct.checkpoint, continues to the same model (ndcg@10 across CCCP re-imputations; stopped where it
     was to re-impute, the resumed run spends one iteration re-solving the QP first)."""
     from svmstruct import api, checkpoint
 
     dataset = _ranking_data(1.0, seed=7, queries=20)
-    loss, opts = api.resolve_loss(loss_name)
+    loss, opts = api.resolve_loss(loss_name, options)
     C, eps = 10.0, loss.default_epsilon
     whole = train.train(loss.build(dataset, opts), C, eps)
     assert whole.iterations > stop_at
