@@ -70,7 +70,7 @@ class TrainResult:
     @property
     def measure_gain(self) -> float:
         """How much of the room between w = 0 and the ideal the model's training measure took (nan unmeasured;
-        for a measure whose best value is the smallest, the ideal is below w = 0 and the ratio as positive)."""
+        for a measure whose best value is the smallest, the ideal is below w = 0's and the ratio is positive too)."""
         if self.measured is None:
             return float("nan")
         value, zero, ideal = self.measured
