@@ -189,30 +189,16 @@ def check_gain_labels(data) -> None:
                          f"{LARGEST_GAIN_LABEL})", data.path, int(data.line[beyond[0]]))
 
 
-def pair_count(b: np.ndarray) -> int:
-    """P, the number of pairs of documents of different gain b (the pairwise map's pairs)."""
-    sizes = np.unique(b, return_counts=True)[1].astype(np.int64)
-    return int((len(b) ** 2 - int(sizes @ sizes)) // 2)
-
-
-def top_pair_count(b: np.ndarray, k: int) -> int:
-    """P of TOP_PAIRS_MAP: the pairs of different gain of the ideal ranking whose upper document is in its top k."""
+def pair_count(b: np.ndarray, k: int) -> int:
+    """P of the pairwise maps: the pairs of documents of different gain b in the ideal ranking whose upper
+    document is in its top k (k = len(b): every such pair)."""
     ascending = np.sort(b)
     return int(np.searchsorted(ascending, ascending[::-1][:k], side="left").sum())
 
 
-def pair_target(b: np.ndarray) -> np.ndarray:
-    """The pairwise map's coefficients of the correct output (unscaled): per document, the number of
-    documents of lower gain minus those of higher gain (the same for every ideal ranking)."""
-    ascending = np.sort(b)
-    lower = np.searchsorted(ascending, b, side="left")
-    higher = len(b) - np.searchsorted(ascending, b, side="right")
-    return (lower - higher).astype(float)
-
-
 def query_map(name: str, spec: str, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
     """(c over the query's positions, the oracle's plan) of the joint feature map `spec` for one query
-    (the pairwise map: c = 0, and its own 1/P weight is pair_count's)."""
+    (the pairwise maps: c = 0, and their own 1/P weight is pair_count's)."""
     if spec in (PAIRS_MAP, TOP_PAIRS_MAP):
         if name == "mrr":
             if spec == TOP_PAIRS_MAP:
@@ -257,11 +243,11 @@ def _builder(name: str):
                 continue
             c, plan = query_map(name, spec, a, b)
             a_rows[lo:hi], b_rows[lo:hi], c_rows[lo:hi] = a, b, c
-            scale = 1.0 / (top_pair_count(b, plan) if top else pair_count(b)) if pairwise else 0.0
-            if top:
-                target_rows[lo:hi] = scale * _kernels().top_pairs_target(b, np.zeros(hi - lo), plan)
-            elif pairwise:
-                target_rows[lo:hi] = scale * pair_target(b)
+            scale = 0.0
+            if pairwise:  # the pairs counted: those with the upper document in the top k, or all of them
+                counted = plan if top else hi - lo
+                scale = 1.0 / pair_count(b, counted)
+                target_rows[lo:hi] = scale * _kernels().top_pairs_target(b, np.zeros(hi - lo), counted)
             else:
                 target_rows[lo:hi] = _kernels().target_coefficients(b, np.zeros(hi - lo), c, plan)
             scales.append(scale)
@@ -336,8 +322,8 @@ def _reference(name: str, queries: list, a_rows, b_rows, c_rows, psi: str) -> Re
     the target at w = 0: every document gets the mean c over the positions its gain level occupies in the
     ideal order (see the module docstring); for mrr's first-relevant map (psi "first"), Psi as
     first_relevant_map and the target at w = 0 gives each relevant document 1/#relevant; for the pairwise
-    map, pairwise_map against that of the ideal ranking, 1/P of its pairs; for the top-k pairs, against its mean
-    over every order inside each grade of the ideal ranking (the target at w = 0), 1/P of the ideal's pairs.
+    and the top-k pairs maps, pairwise_map against its mean over every order inside each grade of the ideal
+    ranking (the target at w = 0; for every pair it is the same for all of them), 1/P of the ideal's pairs.
     Delta = <a(1), b> - <a(pi), b> (eq. 17), for mrr 1 - 1/rank of the first relevant document."""
 
     def constraint(e, out):
@@ -349,13 +335,8 @@ def _reference(name: str, queries: list, a_rows, b_rows, c_rows, psi: str) -> Re
         if psi == "first":
             relevant = b > 0
             dcoef[lo:hi] = relevant / relevant.sum() - first_relevant_map(pos, relevant)
-        elif psi == PAIRS_MAP:
-            ideal_pos = np.empty(len(b), dtype=np.int64)
-            ideal_pos[np.argsort(-b, kind="mergesort")] = np.arange(len(b))
-            ideal_map, pairs = pairwise_map(ideal_pos, b)
-            dcoef[lo:hi] = (ideal_map - pairwise_map(pos, b)[0]) / pairs
-        elif psi == TOP_PAIRS_MAP:
-            k = cutoff(a_rows[lo:hi])
+        elif psi in (PAIRS_MAP, TOP_PAIRS_MAP):
+            k = cutoff(a_rows[lo:hi]) if psi == TOP_PAIRS_MAP else None
             ideal_pos = np.empty(len(b), dtype=np.int64)
             ideal_pos[np.argsort(-b, kind="mergesort")] = np.arange(len(b))
             ideal_map, pairs = pairwise_map(ideal_pos, b, k)

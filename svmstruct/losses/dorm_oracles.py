@@ -512,7 +512,8 @@ def pair_coefficients(pos, b, top):
 
 @njit(cache=True)
 def top_pairs_target(b, g, top):
-    """Psi coefficients (unscaled) of TOP_PAIRS_MAP's correct output most compatible with the scores g: the
+    """Psi coefficients (unscaled) of the pairwise maps' correct output most compatible with the scores g (pairs
+    whose upper document is at a position < top; top = l: PAIRS_MAP, the same for every ideal ranking): the
     ideal ranking, inside a grade by g, documents equal in both sharing the mean (at w = 0 every grade's mean)."""
     l = b.shape[0]
     order = np.argsort(-g, kind="mergesort")
