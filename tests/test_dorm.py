@@ -94,7 +94,7 @@ def test_training_does_not_depend_on_the_order_of_documents_in_a_query(name):
 
 
 def test_ndcg_model_is_not_degenerate():
-    """The slack at the optimum is well below its value at w = 0: the model ranks (issue: xi ~ 1, |w| ~ 0)."""
+    """The slack at the optimum is well below its value at w = 0: the model ranks (not xi ~ 1, |w| ~ 0)."""
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     loss, opts = api.resolve_loss("ndcg@10")
     problem = loss.build(train_set, opts)
@@ -150,7 +150,7 @@ def long_list_file(path, queries=20, docs=100, features=10, seed=3):
 
 def test_a_loss_that_cannot_learn_says_so_and_a_normal_run_does_not(tmp_path):
     """precision@10 with Le & Smola's positional map over 100 candidates: Delta ignores every position after
-    10, Psi does not, and the optimum is w = 0 (the issue's collapse). learn warns in one line and the model
+    10, Psi does not, and the optimum is w = 0 (the collapse). learn warns in one line and the model
     header says did_not_learn; the same loss with its own map (the default) learns and has neither."""
     from conftest import invoke
 
@@ -221,3 +221,20 @@ def test_the_measure_maps_learn_on_long_lists(name, tmp_path):
     loss, opts = api.resolve_loss(name, {"position_weights": "measure"})
     result = train.train(loss.build(train_set, opts), 1.0, 0.001)
     assert result.converged and result.learned and result.gain > 0.05
+
+
+def test_precision_pairs_are_the_labels_pairs():
+    """precision@k's pairwise maps count the pairs of different label (dorm.LABEL_PAIRS): a feature that tells
+    grade 2 from grade 1 (and is 0 on the non-relevant documents) gets weight and ranks grade 2 first; the
+    relevant-or-not pairs alone would give it none (its sum over those pairs is 0)."""
+    rng = np.random.default_rng(3)
+    labels = np.tile([2.0, 2, 1, 1, 0, 0, 0, 0], 12)
+    grade_feature = np.select([labels == 2, labels == 1], [1.0, -1.0], 0.0)
+    X = np.column_stack([(labels > 0) + rng.normal(scale=0.3, size=len(labels)), grade_feature])
+    ds = data.from_arrays(X, labels, np.repeat(np.arange(1, 13), 8))
+    for weights in ("top-pairs", "pairs"):
+        fitted = api.fit(ds, "precision@k", C=10.0, k=4, position_weights=weights)
+        w = fitted.w
+        assert w[1] > 0.15 * w[0] > 0, (weights, w)  # measured: 0.22 of w[0]; the relevant-or-not pairs: < 0.04
+        scores = model.score(fitted, ds)
+        assert scores[labels == 2].mean() - scores[labels == 1].mean() > 0.3  # 0.47-0.53; those pairs: < 0.09

@@ -14,8 +14,13 @@ The joint feature map (`--position-weights`):
   Bhattacharyya 2008), Psi(x, pi) = 1/P sum over the P pairs of documents of different gain b of
   (phi_upper - phi_lower), upper the one pi ranks first. Graded labels: a pair counts when the gains differ
   (as svm_rank's pairs count different labels), so every ideal ranking has the same Psi and there is no latent
-  variable. The oracle is exact (dorm_oracles: the truncated program, or mrr's O(l^2) search over the rank of
-  the first relevant document, with the pairs' sum added). Measured (`make exp-noisy`, `make exp-longlists`):
+  variable. precision@k's gain is a threshold of the labels; its pairs are those of different label
+  (LABEL_PAIRS), the target the ranking by label: the grades above the threshold are information the
+  relevant-or-not pairs throw away (measured on the noisy lists, `make exp-noisy`: test P@10 0.4793 with the
+  relevant-or-not pairs, 0.4952 with the labels' at noise 6; `pairs` 0.5010). wta keeps its gain's pairs (its
+  labels' pairs measured worse there: NDCG@10 0.2444 against 0.3445). The oracle is exact (dorm_oracles: the
+  truncated program, or mrr's O(l^2) search over the rank of the first relevant document, with the pairs' sum
+  added). Measured (`make exp-noisy`, `make exp-longlists`):
   mrr learns with it on both the long lists and the noisy lists (its own first-relevant map barely does on
   the noisy ones); ndcg@k and precision@k do not learn with it there either (see docs/losses.md).
 - `top-pairs` (the default of ndcg@k and precision@k): the pairwise map restricted to the pairs whose upper
@@ -70,6 +75,9 @@ MEASURE_MAP = "measure"
 PAIRS_MAP = "pairs"  # the pairwise map of SVM-map, SVM-ndcg and SVM-mrr (Chakrabarti et al. 2008)
 TOP_PAIRS_MAP = "top-pairs"  # the pairs with a document in the top k (module docstring)
 LARGEST_POWER = 100.0  # pow:D: (i+1)^-D stays a normal double for D up to this and lists of millions
+# measures whose pairwise maps count the pairs of different label (svm_rank's pairs) rather than of different
+# gain b, a threshold of the labels (module docstring)
+LABEL_PAIRS = ("precision@k",)
 LARGEST_GAIN_LABEL = 1023  # 2^label - 1, the gain of ndcg/dcg/mwta, overflows double precision beyond this
 
 
@@ -189,16 +197,19 @@ def check_gain_labels(data) -> None:
                          f"{LARGEST_GAIN_LABEL})", data.path, int(data.line[beyond[0]]))
 
 
-def pair_count(b: np.ndarray, k: int) -> int:
-    """P of the pairwise maps: the pairs of documents of different gain b in the ideal ranking whose upper
-    document is in its top k (k = len(b): every such pair)."""
-    ascending = np.sort(b)
+def pair_count(grade: np.ndarray, k: int) -> int:
+    """P of the pairwise maps: the pairs of documents of different grade in the ranking by grade whose upper
+    document is in its top k (k = len(grade): every such pair)."""
+    ascending = np.sort(grade)
     return int(np.searchsorted(ascending, ascending[::-1][:k], side="left").sum())
 
 
-def query_map(name: str, spec: str, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
+def query_map(name: str, spec: str, a: np.ndarray, b: np.ndarray,
+              grade: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """(c over the query's positions, the oracle's plan) of the joint feature map `spec` for one query
-    (the pairwise maps: c = 0, and their own 1/P weight is pair_count's)."""
+    (the pairwise maps, over pairs of different grade, b unless given: c = 0, and their own 1/P weight is
+    pair_count's)."""
+    grade = b if grade is None else grade
     if spec in (PAIRS_MAP, TOP_PAIRS_MAP):
         if name == "mrr":
             if spec == TOP_PAIRS_MAP:
@@ -206,8 +217,8 @@ def query_map(name: str, spec: str, a: np.ndarray, b: np.ndarray) -> tuple[np.nd
                                  f"{PAIRS_MAP})")
             return np.zeros(len(b)), _kernels().MRR_PLAN
         k = cutoff(a)
-        if not _kernels().truncated_states(b, k):
-            raise InputError(f"--position-weights {spec}: a query of {len(np.unique(b))} grades and cut-off {k} "
+        if not _kernels().truncated_states(grade, k):
+            raise InputError(f"--position-weights {spec}: a query of {len(np.unique(grade))} grades and cut-off {k} "
                              f"needs more than {_kernels().MAX_STATES:,} states; use a smaller cut-off or "
                              f"--position-weights {MEASURE_MAP}")
         return np.zeros(len(b)), k
@@ -231,7 +242,7 @@ def _builder(name: str):
             check_gain_labels(data)
         pairwise, top = spec in (PAIRS_MAP, TOP_PAIRS_MAP), spec == TOP_PAIRS_MAP
         # per row: the measure's position vector a and Psi's c (positions of the row's query), gain b
-        a_rows, b_rows, c_rows, target_rows = (np.zeros(n_docs) for _ in range(4))
+        a_rows, b_rows, grade_rows, c_rows, target_rows = (np.zeros(n_docs) for _ in range(5))
         los, his, best, plans, scales = [], [], [], [], []
         for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):
             labels = data.y[lo:hi]
@@ -241,13 +252,14 @@ def _builder(name: str):
                 a, b = measure_vectors(name, labels, k, alpha, neutral, threshold)
             if not np.any(b) or np.all(b == b[0]):
                 continue
-            c, plan = query_map(name, spec, a, b)
-            a_rows[lo:hi], b_rows[lo:hi], c_rows[lo:hi] = a, b, c
+            grade = labels if pairwise and name in LABEL_PAIRS else b
+            c, plan = query_map(name, spec, a, b, grade)
+            a_rows[lo:hi], b_rows[lo:hi], grade_rows[lo:hi], c_rows[lo:hi] = a, b, grade, c
             scale = 0.0
             if pairwise:  # the pairs counted: those with the upper document in the top k, or all of them
                 counted = plan if top else hi - lo
-                scale = 1.0 / pair_count(b, counted)
-                target_rows[lo:hi] = scale * _kernels().top_pairs_target(b, np.zeros(hi - lo), counted)
+                scale = 1.0 / pair_count(grade, counted)
+                target_rows[lo:hi] = scale * _kernels().top_pairs_target(grade, np.zeros(hi - lo), counted)
             else:
                 target_rows[lo:hi] = _kernels().target_coefficients(b, np.zeros(hi - lo), c, plan)
             scales.append(scale)
@@ -268,21 +280,22 @@ def _builder(name: str):
             deltas = np.empty(len(starts))
             with threads.for_work(work):
                 _kernels().most_violated_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, a_rows,
-                                               b_rows, c_rows, target_rows, best_values, plan_codes, pair_scales,
-                                               top_pairs, dcoef, deltas)
+                                               b_rows, grade_rows, c_rows, target_rows, best_values, plan_codes,
+                                               pair_scales, top_pairs, dcoef, deltas)
             return dcoef, float(deltas.sum())
 
         def latent_target(scores):
             shift = np.zeros(n_docs)
             with threads.for_work(latent_work):
                 _kernels().latent_shift_all(np.ascontiguousarray(scores, dtype=np.float64), starts, ends, b_rows,
-                                              c_rows, target_rows, plan_codes, pair_scales, top_pairs, shift)
+                                              grade_rows, c_rows, target_rows, plan_codes, pair_scales, top_pairs,
+                                              shift)
             return shift
 
         return TrainingProblem(data.X, len(los), most_violated, skipped=data.n_examples - len(los),
                                info={"queries": data.n_examples, "position_weights": spec},
                                latent_target=None if pairwise and not top else latent_target,
-                               reference=_reference(name, list(zip(los, his)), a_rows, b_rows, c_rows,
+                               reference=_reference(name, list(zip(los, his)), a_rows, b_rows, grade_rows, c_rows,
                                                     "first" if name == "mrr" and spec == MEASURE_MAP else
                                                     spec if pairwise else "positions"))
 
@@ -302,28 +315,29 @@ def first_relevant_map(pos: np.ndarray, relevant: np.ndarray) -> np.ndarray:
     return coef
 
 
-def pairwise_map(pos: np.ndarray, b: np.ndarray, top: int | None = None) -> tuple[np.ndarray, int]:
+def pairwise_map(pos: np.ndarray, grade: np.ndarray, top: int | None = None) -> tuple[np.ndarray, int]:
     """Psi coefficients of a ranking under the pairwise map, straight from its definition: sum over pairs of
-    different gain of (phi_upper - phi_lower), with `top` only the pairs whose upper document is at a
+    different grade of (phi_upper - phi_lower), with `top` only the pairs whose upper document is at a
     position < top (TOP_PAIRS_MAP); unscaled. Returns (coefficients, number of pairs)."""
-    coef = np.zeros(len(b))
+    coef = np.zeros(len(grade))
     pairs = 0
-    for i in range(len(b)):
-        for j in range(len(b)):
-            if b[i] != b[j] and pos[i] < pos[j] and (top is None or pos[i] < top):
+    for i in range(len(grade)):
+        for j in range(len(grade)):
+            if grade[i] != grade[j] and pos[i] < pos[j] and (top is None or pos[i] < top):
                 coef[i] += 1.0
                 coef[j] -= 1.0
                 pairs += 1
     return coef, pairs
 
 
-def _reference(name: str, queries: list, a_rows, b_rows, c_rows, psi: str) -> Reference:
+def _reference(name: str, queries: list, a_rows, b_rows, grade_rows, c_rows, psi: str) -> Reference:
     """Outputs: a ranking (each document's position). Psi(x, pi) = sum_i c_pi(i) phi_i (eq. 20) against
     the target at w = 0: every document gets the mean c over the positions its gain level occupies in the
     ideal order (see the module docstring); for mrr's first-relevant map (psi "first"), Psi as
     first_relevant_map and the target at w = 0 gives each relevant document 1/#relevant; for the pairwise
-    and the top-k pairs maps, pairwise_map against its mean over every order inside each grade of the ideal
-    ranking (the target at w = 0; for every pair it is the same for all of them), 1/P of the ideal's pairs.
+    and the top-k pairs maps (pairs of different grade_rows), pairwise_map against its mean over every order
+    inside each grade of the ranking by grade (the target at w = 0; for every pair it is the same for all of
+    them), 1/P of its pairs.
     Delta = <a(1), b> - <a(pi), b> (eq. 17), for mrr 1 - 1/rank of the first relevant document."""
 
     def constraint(e, out):
@@ -337,13 +351,14 @@ def _reference(name: str, queries: list, a_rows, b_rows, c_rows, psi: str) -> Re
             dcoef[lo:hi] = relevant / relevant.sum() - first_relevant_map(pos, relevant)
         elif psi in (PAIRS_MAP, TOP_PAIRS_MAP):
             k = cutoff(a_rows[lo:hi]) if psi == TOP_PAIRS_MAP else None
+            grade = grade_rows[lo:hi]
             ideal_pos = np.empty(len(b), dtype=np.int64)
-            ideal_pos[np.argsort(-b, kind="mergesort")] = np.arange(len(b))
-            ideal_map, pairs = pairwise_map(ideal_pos, b, k)
+            ideal_pos[np.argsort(-grade, kind="mergesort")] = np.arange(len(b))
+            ideal_map, pairs = pairwise_map(ideal_pos, grade, k)
             # the mean over every order inside the grades: each document of a grade equally likely at each of
             # the grade's positions, so it gets the grade's mean coefficient
-            target = np.array([ideal_map[b == level].mean() for level in b])
-            dcoef[lo:hi] = (target - pairwise_map(pos, b, k)[0]) / pairs
+            target = np.array([ideal_map[grade == level].mean() for level in grade])
+            dcoef[lo:hi] = (target - pairwise_map(pos, grade, k)[0]) / pairs
         else:
             target = np.array([c[ideal == level].mean() for level in b])
             dcoef[lo:hi] = target - c[pos]

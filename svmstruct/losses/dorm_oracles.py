@@ -40,6 +40,10 @@ Exact solvers, chosen per query by a plan code:
   exchange (a document of the top swapped with one of its group below, of lower g, raises its pairs with
   every other document); no pair below the top counts, so each full state adds the top-by-rest pairs in
   closed form from the groups' sums (_top_rest_pairs), O(L).
+- The pairs' grades: for precision@k, whose b is a threshold of graded labels, the pairwise maps count the
+  pairs of different label, as svm_rank does (dorm.LABEL_PAIRS); the programs then group the documents by
+  label (b is constant inside a label, so the exchange arguments above hold unchanged): O(l k^2) for three
+  grades instead of O(l k).
 
 Every solver returns the Psi coefficient of each document (c of its position for the positional maps),
 so that most_violated_all forms dcoef = target - coefficients whatever the map.
@@ -154,14 +158,18 @@ def _top_rest_pairs(top, sizes, prefix, starts):
 
 
 @njit(cache=True)
-def truncated_oracle(g, a, b, c, k, pair_scale=0.0, tail_pairs=True):
+def truncated_oracle(g, a, b, c, k, pair_scale=0.0, tail_pairs=True, grade=None):
     """Exact maximiser when a[j] = 0 for j >= k (0-based); see the module docstring. Returns positions.
     With pair_scale > 0 the value also counts pair_scale * the pairwise map's sum (PAIRS_MAP), over every
-    pair, or with tail_pairs False over the pairs with a document in the top k (TOP_PAIRS_MAP)."""
+    pair of different grade (b unless `grade` is given; b must be constant inside a grade), or with
+    tail_pairs False over such pairs with a document in the top k (TOP_PAIRS_MAP)."""
     l = g.shape[0]
     k = min(k, l)
-    # groups of equal b, each sorted by g descending (ties: input order)
-    group_of, sizes = _groups(b)
+    # groups of equal grade, each sorted by g descending (ties: input order)
+    if grade is None:
+        group_of, sizes = _groups(b)
+    else:
+        group_of, sizes = _groups(grade)
     L = sizes.shape[0]
     by_g = np.argsort(-g, kind="mergesort")  # all documents by g descending
     members = np.empty(l, dtype=np.int64)  # group after group, each in g order
@@ -487,13 +495,13 @@ def _canonical_order(g, b):
 
 
 @njit(cache=True)
-def pair_coefficients(pos, b, top):
+def pair_coefficients(pos, grade, top):
     """Psi coefficients of the pairwise map (unscaled) for a ranking (positions) over the pairs of documents
-    of different b whose upper document is at a position < top (every pair: top = l): per document, the
+    of different grade whose upper document is at a position < top (every pair: top = l): per document, the
     number of such pairs in which it is the upper minus those in which it is the lower."""
     l = pos.shape[0]
     ranked = np.argsort(pos)
-    group_of, sizes = _groups(b)
+    group_of, sizes = _groups(grade)
     L = sizes.shape[0]
     above_same = np.zeros(L, dtype=np.int64)
     in_top = np.zeros(L, dtype=np.int64)  # documents of each group placed above, at positions < top
@@ -511,34 +519,36 @@ def pair_coefficients(pos, b, top):
 
 
 @njit(cache=True)
-def top_pairs_target(b, g, top):
+def top_pairs_target(grade, g, top):
     """Psi coefficients (unscaled) of the pairwise maps' correct output most compatible with the scores g (pairs
     whose upper document is at a position < top; top = l: PAIRS_MAP, the same for every ideal ranking): the
-    ideal ranking, inside a grade by g, documents equal in both sharing the mean (at w = 0 every grade's mean)."""
-    l = b.shape[0]
+    ranking by grade, inside a grade by g, documents equal in both sharing the mean (at w = 0 every grade's mean)."""
+    l = grade.shape[0]
     order = np.argsort(-g, kind="mergesort")
-    order = order[np.argsort(-b[order], kind="mergesort")]
+    order = order[np.argsort(-grade[order], kind="mergesort")]
     pos = np.empty(l, dtype=np.int64)
     for j in range(l):
         pos[order[j]] = j
-    return tie_average(pair_coefficients(pos, b, top), b, g)
+    return tie_average(pair_coefficients(pos, grade, top), grade, g)
 
 
 @njit(cache=True)
-def query_most_violated(g, a, b, c, plan, pair_scale=0.0, top_pairs=False):
+def query_most_violated(g, a, b, grade, c, plan, pair_scale=0.0, top_pairs=False):
     """The most violated output of one query: (Psi coefficient of every document, the measure's value
-    <a(pi), b>, or 1/p for the reciprocal-rank plans).
+    <a(pi), b>, or 1/p for the reciprocal-rank plans). The pairwise maps count the pairs of different
+    grade (b, or the labels where b is a threshold of them; b is constant inside a grade).
 
     plan: SORT_PLAN sort by g - b (c = a), -1 linear assignment, 0 sort by score (no position matters),
     k > 0 the truncated dynamic program with cut-off k, MRR_PLAN the reciprocal-rank oracle with a
     positional c, MRR_FIRST_PLAN the first-relevant map (b = relevant). pair_scale > 0 adds the pairwise
     map (PAIRS_MAP: plans k > 0 and MRR_PLAN; with top_pairs, TOP_PAIRS_MAP: plans k > 0). The oracle sees
-    the documents in the canonical order of (b, g), never the order of the input lines.
+    the documents in the canonical order of (grade, g), never the order of the input lines.
     """
     l = g.shape[0]
-    order = _canonical_order(g, b)
+    order = _canonical_order(g, grade)
     gc = g[order]
     bc = b[order]
+    gradec = grade[order]
     coef = np.empty(l)
     if plan == MRR_FIRST_PLAN:
         coefc, first = mrr_first_oracle(gc, bc > 0)
@@ -555,10 +565,10 @@ def query_most_violated(g, a, b, c, plan, pair_scale=0.0, top_pairs=False):
         for j in range(l):
             posc[ranked[j]] = j
     elif plan > 0:
-        posc = truncated_oracle(gc, a, bc, c, plan, pair_scale, not top_pairs)
+        posc = truncated_oracle(gc, a, bc, c, plan, pair_scale, not top_pairs, gradec)
     else:
         posc = assignment_positions(gc, a, bc, c)
-    pairs = pair_coefficients(posc, bc, plan if top_pairs else l) if pair_scale != 0.0 else np.zeros(l)
+    pairs = pair_coefficients(posc, gradec, plan if top_pairs else l) if pair_scale != 0.0 else np.zeros(l)
     pos = np.empty(l, dtype=np.int64)
     for t in range(l):
         pos[order[t]] = posc[t]
@@ -576,33 +586,34 @@ def query_most_violated(g, a, b, c, plan, pair_scale=0.0, top_pairs=False):
 
 
 @threads.parallel_kernel
-def most_violated_all(scores, los, his, a_rows, b_rows, c_rows, target_rows, best, plans, pair_scales, top_pairs,
-                      dcoef, deltas):
+def most_violated_all(scores, los, his, a_rows, b_rows, grade_rows, c_rows, target_rows, best, plans, pair_scales,
+                      top_pairs, dcoef, deltas):
     """Every query's most violated output (in parallel over queries, results independent of the thread
     count): dcoef = Psi coefficients of the target - those of the output (averaged over documents equal
-    in b and score), deltas[q] = Delta of query q. a_rows/c_rows hold query q's position vectors at rows
+    in grade and score), deltas[q] = Delta of query q. a_rows/c_rows hold query q's position vectors at rows
     los[q]:his[q]; pair_scales[q] is the pairwise map's 1/P (0 for the positional maps), top_pairs[q] says
     it counts the pairs with a document in the top k only (TOP_PAIRS_MAP)."""
     for q in prange(los.shape[0]):
         lo, hi = los[q], his[q]
         g = scores[lo:hi]
-        b = b_rows[lo:hi]
-        coef, value = query_most_violated(g, a_rows[lo:hi], b, c_rows[lo:hi], plans[q], pair_scales[q],
-                                          top_pairs[q])
-        averaged = tie_average(coef, b, g)
+        grade = grade_rows[lo:hi]
+        coef, value = query_most_violated(g, a_rows[lo:hi], b_rows[lo:hi], grade, c_rows[lo:hi], plans[q],
+                                          pair_scales[q], top_pairs[q])
+        averaged = tie_average(coef, grade, g)
         for i in range(hi - lo):
             dcoef[lo + i] = target_rows[lo + i] - averaged[i]
         deltas[q] = best[q] - value
 
 
 @threads.parallel_kernel
-def latent_shift_all(scores, los, his, b_rows, c_rows, target_rows, plans, pair_scales, top_pairs, shift):
+def latent_shift_all(scores, los, his, b_rows, grade_rows, c_rows, target_rows, plans, pair_scales, top_pairs,
+                     shift):
     """shift = Psi coefficients of the correct output most compatible with the scores (target_coefficients,
     top_pairs_target) - those of the w = 0 target, per row."""
     for q in prange(los.shape[0]):
         lo, hi = los[q], his[q]
         if top_pairs[q]:
-            ideal = pair_scales[q] * top_pairs_target(b_rows[lo:hi], scores[lo:hi], plans[q])
+            ideal = pair_scales[q] * top_pairs_target(grade_rows[lo:hi], scores[lo:hi], plans[q])
         else:
             ideal = target_coefficients(b_rows[lo:hi], scores[lo:hi], c_rows[lo:hi], plans[q])
         for i in range(hi - lo):
