@@ -936,8 +936,15 @@ def test_known_index_beyond_int32(tmp_path, raw):
 
 @pytest.mark.parametrize("raw", [b"1 cost:1e-30 1:1\n", b"1 cost:900719925474100.0 1:1\n",
                                  b"1 cost:2.4099988603096348e+229 1:1\n"])
-def test_known_cost_outside_fast_path_is_rejected(tmp_path, raw):
-    read_bytes(tmp_path, raw)
+def test_known_finite_cost_outside_fast_path_is_read_and_ignored(tmp_path, raw):
+    _, d = read_bytes(tmp_path, raw)
+    assert d.n_docs == 1 and d.y.tolist() == [1.0] and d.X.toarray().tolist() == [[1.0]]
+
+
+@pytest.mark.parametrize("raw", [b"0 1:2\n1 cost:1e999 1:1\n", b"0 1:2\n1 cost:nan 1:1\n",
+                                 b"0 1:2\n1 cost:1e3x 1:1\n"])
+def test_known_cost_that_is_not_a_finite_number_is_rejected_at_its_line(tmp_path, raw):
+    expect_input_error(tmp_path, raw, line=2)
 
 
 def test_known_line_longer_than_buffer_after_first_chunk(tmp_path):
@@ -1019,6 +1026,10 @@ def test_known_header_value_with_a_line_separator(tmp_path, value):
 
 
 def test_known_non_utf8_train_file_name_on_save(tmp_path):
-    path = str(tmp_path / "m.model")
-    model.save_model(model.Model(w=np.array([1.0]), header={"train_file": "\udcff.dat"}), path)
-    model.load_model(path)
+    """A file name with a byte that is not UTF-8 (a surrogate escape) is written as an ASCII escape and read
+    back as the same name; the weights survive."""
+    path = tmp_path / "m.model"
+    model.save_model(model.Model(w=np.array([1.0]), header={"train_file": "\udcff.dat"}), str(path))
+    assert path.read_bytes().isascii()
+    loaded = model.load_model(str(path))
+    assert loaded.header["train_file"] == "\udcff.dat" and loaded.w.tolist() == [1.0]

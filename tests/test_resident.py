@@ -18,7 +18,7 @@ import pytest
 from svmstruct import resident, resident_server
 
 from conftest import COMMAND
-from test_robustness import files_in, slow_training_set
+from test_robustness import default_dispositions, files_in, slow_training_set
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "data" / "mq2008-small"
@@ -287,7 +287,7 @@ def _started_training(place, tmp_path, **popen):
     running_server(place)
     child = subprocess.Popen([*COMMAND, "learn", "-l", "ndcg@10", "-c", "10000", "-v", "1", data, tmp_path / "m"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(place), cwd=ROOT,
-                             **popen)
+                             **{"preexec_fn": default_dispositions, **popen})
     seen = child.stderr.readline()
     while not seen.startswith("iter    5") and child.poll() is None:
         seen = child.stderr.readline()
@@ -424,11 +424,16 @@ def _name(folder: Path) -> str:
 # ---- what the worker leaves to the own process
 
 
-def test_a_stopped_server_leaves_the_command_to_its_own_process_within_2_s(place, tmp_path):
+def test_a_stopped_server_leaves_the_command_to_its_own_process_within_its_timeout(place, tmp_path):
     """... and holds nothing of it: the command's output pipes end when it does (no descriptor is sent before a
-    child of the server answered)."""
+    child of the server answered). It costs the connect timeout over the command's own process, measured beside
+    it (on an idle machine: ~1.2 s in all)."""
     running_server(place)
     (server,) = server_pids(place)
+    started = time.monotonic()
+    assert svm(place, "learn", "-l", "pairs", "-v", "0", SMALL / "train.txt", tmp_path / "own", resident=False
+               ).returncode == 0
+    own = time.monotonic() - started
     os.kill(server, signal.SIGSTOP)
     try:
         started = time.monotonic()
@@ -437,7 +442,7 @@ def test_a_stopped_server_leaves_the_command_to_its_own_process_within_2_s(place
     finally:
         os.kill(server, signal.SIGCONT)
     assert run.returncode == 0 and (tmp_path / "m").exists(), run.stderr
-    assert took < 2.0, took
+    assert took < own + 2 * resident.TIMEOUT + 0.5, (took, own)
 
 
 def test_a_silent_client_does_not_keep_the_server(place):

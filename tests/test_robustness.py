@@ -274,12 +274,18 @@ def test_a_signal_during_training_leaves_nothing_behind(tmp_path, sig, code, wor
         signal_learn(tmp_path, data, sig, code, word)
 
 
+def default_dispositions() -> None:
+    """preexec_fn of a command that a test signals: SIGINT, SIGTERM and SIGHUP at their defaults in it, also when
+    the suite runs as a shell's background job (which ignores SIGINT) or under nohup (SIGHUP): an ignored signal
+    stays ignored across exec, and the command then rightly ignores it."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+
+
 def signal_learn(tmp_path, data, sig, code, word):
-    # SIGINT at its default disposition in the child: a shell's background job (CI started with `&`) ignores it,
-    # and an ignored signal stays ignored across exec
     child = subprocess.Popen([sys.executable, "-m", "svmstruct", "learn", "-l", "ndcg@10", "-c", "10000", "-v", "1",
                               data, tmp_path / "m"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                             preexec_fn=default_dispositions)
     # wait until it is training (the fifth progress line: some seconds before the end), then signal
     seen = child.stderr.readline()
     while not seen.startswith("iter    5") and child.poll() is None:
@@ -320,7 +326,7 @@ def test_an_interruption_wrapped_by_a_numba_dispatcher_is_still_an_interruption(
         one_line_error(result, code, word)
 
 
-# ---- issue 25: no input destroyed, no device deleted
+# ---- no input destroyed, no device deleted
 
 def same_input_cases(tmp_path):
     """(command line, files that must be left intact) where an output is one of the command's inputs."""
@@ -452,7 +458,7 @@ def test_resuming_on_changed_training_data_is_refused(tmp_path, change):
     assert not (tmp_path / "m").exists() and ckpt.exists()
 
 
-# ---- issue 25: cluster addresses
+# ---- cluster addresses
 
 @pytest.mark.parametrize("address, code, fragment", [
     ("bogus", 2, "tcp://HOST:PORT"), ("", 2, "tcp://HOST:PORT"), ("tcp://127.0.0.1", 2, "tcp://HOST:PORT"),
@@ -468,7 +474,7 @@ def test_a_bad_scheduler_address_is_one_line_at_once(tmp_path, address, code, fr
     assert time.monotonic() - start < 40 and files_in(tmp_path) == []
 
 
-# ---- issue 25: arithmetic limits of labels and options
+# ---- arithmetic limits of labels and options
 
 @pytest.mark.parametrize("label", ["2000", "1e308"])
 @pytest.mark.parametrize("loss", ["ndcg@10", "dcg@10", "mwta"])
@@ -517,7 +523,7 @@ def test_files_with_and_without_qids_are_not_read_as_one(tmp_path):
     one_line_error(invoke("learn", "-v", "0", TRAIN, plain, tmp_path / "m"), 1, "qid", "plain.dat")
 
 
-# ---- issue 25: standard streams
+# ---- standard streams
 
 @pytest.mark.parametrize("args, redirect, code, fragment", [
     (["classify", TEST, "MODEL"], {"stdout": "closed"}, 4, "standard output is closed"),
@@ -564,7 +570,7 @@ def test_a_full_stderr_does_not_cost_the_model(tmp_path):
     assert run.returncode == 0 and (tmp_path / "m").read_text().startswith("svmstruct-model")
 
 
-# ---- issue 25: eval reads predictions as strictly as the data reader reads data
+# ---- eval reads predictions as strictly as the data reader reads data
 
 @pytest.mark.parametrize("make, fragment", [
     (lambda p, t: p.read_text().replace("\n", " Q0 d1 1 0.5 run\n", 1), "TREC run"),
@@ -613,7 +619,7 @@ def test_div_baseline_seed_must_not_be_negative():
     one_line_error(invoke("div-baseline", "--seed", "-1", TEST), 2, "--seed")
 
 
-# ---- trust, round 4: one test per item of the audit
+# ---- outputs, models and inputs that must be refused or kept (one test per case of the audit)
 
 def test_checkpoint_never_replaces_a_file_that_is_not_one_of_ours(tmp_path):
     notes = tmp_path / "notes.txt"
