@@ -132,7 +132,7 @@ bench-startup: install
 bench-dask: install
 	$(BIN)/python scripts/bench_dask.py --shared $(SHARED) --file exp/big/synth.txt --out exp/dask
 
-# issue #16's large case: the reader's MB/s (kernels, whole file on 1 and 2 threads) and learn -l pairs on
+# the large case: the reader's MB/s (kernels, whole file on 1 and 2 threads) and learn -l pairs on
 # 1.2M documents (exp/big/synth.txt, 1.7 GB, generated from ../shared/tools once)
 bench-big: install
 	$(BIN)/python scripts/bench_big.py --shared $(SHARED) --file exp/big/synth.txt

@@ -1,4 +1,4 @@
-"""Training on Dask (svmstruct.distributed): the 1.2M-document synthetic set of issue #16 split into 8
+"""Training on Dask (svmstruct.distributed): the 1.2M-document synthetic set of bench-big split into 8
 shards of whole queries, `pairs -c 1` (--float32 --dense) on local clusters of 1 worker x 1 thread,
 2 workers x 1 thread and 1 worker x 2 threads, against the single-process run in the same benchmark.
 

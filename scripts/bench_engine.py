@@ -1,6 +1,6 @@
 """Iterations of the training engine: the plain 1-slack cutting-plane loop against OCAS's line search.
 
-The cases of issue #16 (the reference runs' -c/-e): corn `errorrate -c 10000 -e 0.001` (and at
+The reference runs' cases (their -c/-e): corn `errorrate -c 10000 -e 0.001` (and at
 -e 0.0001, to see how close both engines' objectives are to the optimum), MQ2008 S1
 `avgprec -c 1`, MQ2008 S1+S2+S3 `pairs -c 100 -e 0.0001`, and the training runs of `make exp-div` (K = 1..10
 x C in 0.1, 1, 10 on its synthetic data, 500 iterations at most, in total). Each case is trained twice in

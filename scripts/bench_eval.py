@@ -1,4 +1,4 @@
-"""`svmstruct eval` on a large file against trec_eval (issue #23, item 5).
+"""`svmstruct eval` on a large file against trec_eval.
 
 The 1.2M-document synthetic file of bench-big (exp/big/synth.txt, 10,000 queries of 120 documents,
 generated from ../shared/tools once), scored by a `pairs` model trained on bench-synth's 300k-document file

@@ -1,8 +1,8 @@
-"""The listwise losses on long candidate lists (issue: they collapsed to w ~ 0 with ~100+ documents a query).
+"""The listwise losses on long candidate lists (Le & Smola's maps collapse to w ~ 0 with ~100+ documents a query).
 
 The data: ../shared/tools/make_synthetic_ltr.py with 120 documents a query, 46 features, seed 1, labels 0-4
 (50/25/15/7/3 %) from a hidden linear model plus noise. Queries 1-200 train, 201-250 validate, 251-300 test
-(the issue's split); queries 301-1300 of the same generator are a larger held-out set (the 50-query test
+(the split of the original report); queries 301-1300 of the same generator are a larger held-out set (the 50-query test
 part is noisy: differences of 0.01 are within its noise). Every run chooses C from 0.01 ... 1000 on the
 validation part by its own loss's measure; the table gives the chosen C, the model's |w|, slack xi and gain
 over the objective at w = 0, and test NDCG@10, MRR and P@10 on both test sets, with relevance at
@@ -105,7 +105,7 @@ def report(results: dict) -> str:
     lines.append("")
     pairs = results.get("pairs")
     if pairs:
-        lines.append("Against `pairs` on the test part (the issue's bar: >= pairs - 0.005) and on the held-out set:")
+        lines.append("Against `pairs` on the test part (the bar: >= pairs - 0.005) and on the held-out set:")
         lines.append("")
         for label, measure in (("ndcg@10", "ndcg@10"), ("mrr", "mrr"), ("precision@10", "P_10")):
             if label in results:

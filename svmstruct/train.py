@@ -105,7 +105,7 @@ class Outline:
     def warm_startable(self) -> bool:
         """A C grid may start each C from the previous one's end: not for a latent target (the CCCP path would
         depend on the grid) nor for an approximate oracle (SVM-div's greedy one: its gap is no certificate;
-        warm-started exp-div runs stopped at objectives up to 6 % higher, measured at stop 19)."""
+        warm-started exp-div runs stopped at objectives up to 6 % higher)."""
         return self.exact and not self.latent
 
 

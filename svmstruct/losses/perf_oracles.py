@@ -223,14 +223,6 @@ def _examples_parallel(y, s, qptr, code, k_abs, frac, beta, dcoef, deltas, used)
         dcoef[lo:hi] = d
 
 
-@njit(cache=True)
-def _examples_serial(y, s, qptr, code, k_abs, frac, beta, dcoef, deltas, used):
-    for q in range(qptr.shape[0] - 1):
-        lo, hi = qptr[q], qptr[q + 1]
-        d, deltas[q], used[q] = example_most_violated(y[lo:hi], s[lo:hi], code, k_abs, frac, beta)
-        dcoef[lo:hi] = d
-
-
 def examples_most_violated(y, s, qptr, code, k_abs, frac, beta):
     """The most violated labeling of every example (rows qptr[q]:qptr[q+1]) for svm_perf loss `code`.
 
@@ -240,10 +232,6 @@ def examples_most_violated(y, s, qptr, code, k_abs, frac, beta):
     """
     nq = len(qptr) - 1
     dcoef, deltas, used = np.zeros(len(y)), np.zeros(nq), np.zeros(nq, dtype=np.bool_)
-    work = threads.documents("perf", len(y))
-    if nq >= 8 and work >= threads.parallel_seconds():
-        with threads.for_work(work):
-            _examples_parallel(y, s, qptr, code, int(k_abs), float(frac), float(beta), dcoef, deltas, used)
-    else:
-        _examples_serial(y, s, qptr, code, int(k_abs), float(frac), float(beta), dcoef, deltas, used)
+    with threads.for_work(threads.documents("perf", len(y)) if nq >= 8 else 0.0):  # few examples: one thread
+        _examples_parallel(y, s, qptr, code, int(k_abs), float(frac), float(beta), dcoef, deltas, used)
     return dcoef, deltas, used
