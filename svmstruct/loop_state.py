@@ -1,5 +1,5 @@
 """The state of the cutting-plane loop (train.optimise) between two iterations, as one value: the working set
-of constraints, the QP's multipliers and duals, the best point w_b and the QP's solution w_t with the
+of constraints, the QP with its warm start (qp.DualQP), the best point w_b and the QP's solution w_t with the
 oracle's slack at each, the w of the last latent re-imputation, and the counters.
 
 It has one way to be saved (to_arrays: what svmstruct.checkpoint writes), one way to be restored
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svmstruct.errors import InputError
+from svmstruct.qp import DualQP
 
 
 class WorkingSet:
@@ -92,8 +93,7 @@ class LoopState:
     value_t: float  # ... at w_t
     value_zero: float  # ... at w = 0, where every run starts
     primal: float  # the objective at w_b
-    alpha: np.ndarray = field(default_factory=lambda: np.zeros(0))  # the QP's multipliers
-    duals: np.ndarray | None = None  # OSQP's constraint multipliers (its warm start)
+    qp: DualQP = field(default_factory=DualQP)  # the working set's QP: its multipliers, its warm start
     dual: float = -np.inf  # the QP's dual objective
     w_imputed: np.ndarray | None = None  # w_b at the last re-imputation of a latent target
     cuts: list = field(default_factory=list)  # steps of [w_b, w_t] whose answers become the next cutting planes
@@ -116,7 +116,7 @@ class LoopState:
         """The state as named arrays (FIELDS; None for an absent optional one), `seconds` spent so far."""
         ws = self.working_set
         return dict(n=self.n, dim=self.dim, C=self.C, epsilon=self.epsilon, A=ws.A, b=ws.b, idle=ws.idle,
-                    alpha=self.alpha, duals=self.duals, dual=self.dual, w_best=self.w_best, w_t=self.w_t,
+                    alpha=self.qp.alpha, duals=self.qp.duals, dual=self.dual, w_best=self.w_best, w_t=self.w_t,
                     w_imputed=self.w_imputed, value_best=self.value_best, value_t=self.value_t,
                     value_zero=self.value_zero, primal=self.primal, cuts=np.asarray(self.cuts, dtype=float),
                     iteration=self.iteration, added=self.added, stalled=self.stalled, outer=self.outer,
@@ -136,7 +136,7 @@ class LoopState:
         ws.idle = np.asarray(arrays["idle"], dtype=np.int64)
         return cls(n, dim, C, epsilon, ws, arrays["w_best"], arrays["w_t"], float(arrays["value_best"]),
                    float(arrays["value_t"]), float(arrays["value_zero"]), float(arrays["primal"]),
-                   alpha=arrays["alpha"], duals=arrays["duals"], dual=float(arrays["dual"]),
+                   qp=DualQP(arrays["alpha"], arrays["duals"]), dual=float(arrays["dual"]),
                    w_imputed=arrays["w_imputed"], cuts=[float(step) for step in arrays["cuts"]],
                    iteration=int(arrays["iteration"]), added=int(arrays["added"]), stalled=int(arrays["stalled"]),
                    outer=int(arrays["outer"]), outer_primal=float(arrays["outer_primal"]),
@@ -152,4 +152,4 @@ class LoopState:
         return LoopState(self.n, self.dim, C, self.epsilon, ws, self.w_best, self.w_t, self.value_best,
                          self.value_t, self.value_zero, 0.5 * float(self.w_best @ self.w_best) + C * max(0.0,
                                                                                                         self.value_best),
-                         alpha=np.asarray(self.alpha) * (C / self.C))
+                         qp=self.qp.rescaled(C / self.C))

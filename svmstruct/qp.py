@@ -8,7 +8,7 @@ with G_kl = a_k . a_l; the primal solution is w = sum_k alpha_k a_k.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,6 +37,38 @@ class DualSolution:
     dual_objective: float  # sum alpha b - 1/2 alpha' G alpha
     y: np.ndarray  # OSQP's constraint multipliers, kept to warm-start the next solve
     status: str
+
+
+@dataclass
+class DualQP:
+    """The working set's dual QP between two solves: the multipliers alpha of its constraints and OSQP's
+    multipliers (one per alpha_k >= 0 and one for the sum; None before the first solve), which warm-start the next
+    solve. The loop appends constraints, drops idle ones (keep) and re-solves; a checkpoint stores alpha and
+    duals and hands them back (DualQP(alpha, duals))."""
+
+    alpha: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    duals: np.ndarray | None = None
+
+    def solve(self, G: np.ndarray, b: np.ndarray, C: float) -> DualSolution:
+        """solve_dual for the working set (G, b), warm-started from the last solution; the constraints beyond the
+        last solve's (appended since) start at 0."""
+        added = len(b) - len(self.alpha)
+        alpha0 = np.append(self.alpha, np.zeros(added))
+        y0 = None if self.duals is None else np.concatenate([self.duals[:-1], np.zeros(added), self.duals[-1:]])
+        solution = solve_dual(G, b, C, alpha0, y0)
+        self.alpha, self.duals = solution.alpha, solution.y
+        return solution
+
+    def keep(self, mask: np.ndarray) -> None:
+        """Only the constraints where mask is True stay (the working set dropped the others)."""
+        self.alpha = self.alpha[mask]
+        if self.duals is not None:
+            self.duals = np.concatenate([self.duals[:-1][mask], self.duals[-1:]])
+
+    def rescaled(self, ratio: float) -> DualQP:
+        """The warm start for C times ratio: alpha scaled (feasible: they sum to at most the new C), OSQP's
+        multipliers dropped."""
+        return DualQP(np.asarray(self.alpha) * ratio)
 
 
 def solve_dual(G: np.ndarray, b: np.ndarray, C: float, alpha0=None, y0=None) -> DualSolution:

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from svmstruct import line_search as ocas
-from svmstruct import qp
 from svmstruct.errors import InputError, NumericalError
 from svmstruct.evaluator import LocalEvaluator
 from svmstruct.loop_state import LoopState
@@ -272,27 +271,24 @@ def _cut_and_solve(s: LoopState, evaluator) -> None:
         _check_finite(a, b)
         ws.add(a, b)
     s.added += len(s.cuts)
-    alpha0 = np.append(s.alpha, np.zeros(len(s.cuts)))
-    y0 = None if s.duals is None else np.concatenate([s.duals[:-1], np.zeros(len(s.cuts)), s.duals[-1:]])
-    _solve(s, alpha0, y0)
+    _solve(s)
     # inactive: no weight relative to the largest (a scale-free test: on data scaled by 1e6 every alpha is ~1e-12)
-    ws.idle = np.where(s.alpha > 1e-12 * float(s.alpha.max(initial=0.0)), 0, ws.idle + 1)
+    alpha = s.qp.alpha
+    ws.idle = np.where(alpha > 1e-12 * float(alpha.max(initial=0.0)), 0, ws.idle + 1)
     if (s.iteration + 1) % INACTIVE_LIMIT == 0 and np.any(ws.idle >= INACTIVE_LIMIT):
         keep = ws.idle < INACTIVE_LIMIT
         ws.keep(keep)
-        s.alpha = s.alpha[keep]
-        assert s.duals is not None
-        s.duals = np.concatenate([s.duals[:-1][keep], s.duals[-1:]])
-        s.w_t = s.alpha @ ws.A
-        s.dual = float(s.alpha @ ws.b) - 0.5 * float(s.w_t @ s.w_t)
+        s.qp.keep(keep)
+        s.w_t = s.qp.alpha @ ws.A
+        s.dual = float(s.qp.alpha @ ws.b) - 0.5 * float(s.w_t @ s.w_t)
 
 
-def _solve(s: LoopState, alpha0, y0) -> None:
-    """The dual QP of the working set (qp.solve_dual): multipliers, duals, dual objective, w_t."""
+def _solve(s: LoopState) -> None:
+    """The dual QP of the working set, warm-started by its last solution (qp.DualQP): w_t and the dual objective."""
     ws = s.working_set
-    sol = qp.solve_dual(ws.G, ws.b, s.C, alpha0, y0)
-    s.w_t = sol.alpha @ ws.A
-    s.alpha, s.duals, s.dual = sol.alpha, sol.y, float(sol.alpha @ ws.b) - 0.5 * float(s.w_t @ s.w_t)
+    alpha = s.qp.solve(ws.G, ws.b, s.C).alpha
+    s.w_t = alpha @ ws.A
+    s.dual = float(alpha @ ws.b) - 0.5 * float(s.w_t @ s.w_t)
 
 
 def _move(s: LoopState, evaluator, line_search: bool) -> float:
@@ -328,7 +324,7 @@ def _reimpute(s: LoopState, evaluator) -> bool:
     s.outer_primal = s.primal
     s.w_imputed = s.w_best.copy()
     s.working_set.shift(moved / s.n)
-    _solve(s, s.alpha, s.duals)
+    _solve(s)
     s.value_best = _slack_at_best(evaluator, s.n)  # w_b's objective under the new target (no higher)
     s.primal = 0.5 * float(s.w_best @ s.w_best) + s.C * max(0.0, s.value_best)
     s.cuts = [0.0]

@@ -4,7 +4,7 @@ import itertools
 import numpy as np
 import pytest
 
-from svmstruct.qp import solve_dual
+from svmstruct.qp import DualQP, solve_dual
 
 
 def kkt_violation(G, b, C, alpha):
@@ -90,6 +90,32 @@ def test_warm_start_gives_the_same_solution():
     cold = solve_dual(A @ A.T, b, 3.0)
     warm = solve_dual(A @ A.T, b, 3.0, np.append(first.alpha, 0.0), np.concatenate([first.y[:-1], [0.0], first.y[-1:]]))
     assert warm.dual_objective == pytest.approx(cold.dual_objective, rel=1e-12, abs=1e-12)
+
+
+def test_the_dual_qp_keeps_its_warm_start_through_added_and_dropped_constraints():
+    """DualQP pads its multipliers for appended constraints, prunes them with the working set and rescales them for
+    another C: every solve is the optimum of its working set (KKT, the cold solve's objective)."""
+    rng = np.random.default_rng(11)
+    A = rng.normal(size=(9, 5))
+    b = rng.normal(size=9) + 1
+    problem = DualQP()
+    rows = np.arange(0)
+    for m in (1, 4, 6, 9):  # constraints appended, as the loop adds its cutting planes
+        rows = np.arange(m)
+        G = A[rows] @ A[rows].T
+        solution = problem.solve(G, b[rows], 3.0)
+        assert len(problem.alpha) == m and problem.duals is not None and len(problem.duals) == m + 1
+        assert kkt_violation(G, b[rows], 3.0, solution.alpha) < 1e-8
+        assert solution.dual_objective == pytest.approx(solve_dual(G, b[rows], 3.0).dual_objective, rel=1e-10)
+    keep = problem.alpha > 0
+    keep[0] = False  # one dropped however it stands
+    problem.keep(keep)
+    assert len(problem.alpha) == keep.sum() and len(problem.duals) == keep.sum() + 1
+    G = A[rows[keep]] @ A[rows[keep]].T
+    assert kkt_violation(G, b[rows[keep]], 3.0, problem.solve(G, b[rows[keep]], 3.0).alpha) < 1e-8
+    other = problem.rescaled(10.0)
+    assert np.allclose(other.alpha, 10.0 * problem.alpha) and other.duals is None
+    assert kkt_violation(G, b[rows[keep]], 30.0, other.solve(G, b[rows[keep]], 30.0).alpha) < 1e-8
 
 
 def test_ctrl_c_caught_by_osqp_is_passed_on(monkeypatch):
