@@ -48,7 +48,7 @@ lint: install
 	$(BIN)/ruff check svmstruct tests scripts
 	$(BIN)/mypy
 
-# Without the slow reference-training tests.
+# The suite without the tests marked slow (under 90 s on an idle machine): for quick iterations; make test runs all.
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not slow"
 

@@ -45,6 +45,7 @@ def assert_user_error(result, *fragments):
         ("1 qid:3 1:abc", "abc"),
     ],
 )
+@pytest.mark.slow
 def test_malformed_training_line_names_file_and_line(tmp_path, bad_line, fragment):
     train = tmp_path / "train.dat"
     train.write_text(GOOD + bad_line + "\n")
@@ -72,6 +73,7 @@ def test_usage_errors_are_one_line(tmp_path):
     assert_user_error(run("frobnicate"), "No such command")
 
 
+@pytest.mark.slow
 def test_learn_twice_gives_byte_identical_models_and_no_recompilation(tmp_path):
     cache = tmp_path / "numba-cache"
     env = {"NUMBA_CACHE_DIR": str(cache)}
@@ -137,6 +139,7 @@ def test_threads_must_be_positive():
     assert run.returncode == 2 and "--threads" in run.stderr
 
 
+@pytest.mark.slow
 def test_after_the_warm_up_no_command_compiles(tmp_path):
     """`make install` runs `python -m svmstruct.warmup`; afterwards learn (every family), classify and eval
     load every numba kernel from the cache (NUMBA_DEBUG_CACHE prints `data saved` when it compiles)."""

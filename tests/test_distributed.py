@@ -73,6 +73,7 @@ def assert_same_training(local, remote):
     ("div", 1.0, {"subtopics": f"{DIV}.qrels", "k": 3}, "none"), ("errorrate", 1.0, {"per_query": True}, "none"),
     ("pairs", 1.0, {}, "global"), ("map", 10.0, {}, "query"), ("combo:ndcg@10,mrr,map", 10.0, {}, "none"),
 ])
+@pytest.mark.slow
 def test_sharded_training_equals_one_process(client, shards, name, C, options, normalize):
     """pairs, map, ndcg@10 (a latent target), div (its features built per candidate set), a per-query svm_perf
     loss and combo on shards of whole queries: the single-process objective to 1e-6 relative, the same
@@ -99,6 +100,7 @@ def test_kernel_training_on_shards_equals_one_process(client, shards, name, meth
     assert np.abs(remote.kernel.coef - local.kernel.coef).max() <= 1e-5 * np.abs(local.kernel.coef).max()
 
 
+@pytest.mark.slow
 def test_a_worker_lost_mid_training_is_recovered(client, shards):
     """SIGKILL to the worker holding a shard at iteration 3: the shard is read again on a live worker,
     brought to the run's state and asked again; the model is the one of an undisturbed run."""
@@ -125,6 +127,7 @@ def test_a_worker_lost_mid_training_is_recovered(client, shards):
     client.wait_for_workers(2)
 
 
+@pytest.mark.slow
 def test_a_shard_lost_too_often_stops_training_without_a_model(client, shards, monkeypatch):
     """With no reload allowed, losing a worker is a DistributedError (the CLI's one line, exit 5)."""
     monkeypatch.setattr(distributed, "RETRIES", 0)
@@ -148,6 +151,7 @@ def test_a_shard_lost_too_often_stops_training_without_a_model(client, shards, m
     client.wait_for_workers(2)
 
 
+@pytest.mark.slow
 def test_a_query_split_over_two_shards_is_refused(client, tmp_path):
     lines = RANKING.read_text().splitlines(keepends=True)
     (tmp_path / "a.txt").write_text("".join(lines[:5]))
@@ -158,6 +162,7 @@ def test_a_query_split_over_two_shards_is_refused(client, tmp_path):
         next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0])))
 
 
+@pytest.mark.slow
 def test_cli_learn_on_a_local_cluster_writes_the_one_process_model(shards, tmp_path):
     """`learn --workers 2 SHARD...` (a cluster of its own) with a C grid chosen on validation data writes
     the model `learn SHARD...` writes, up to the last digits of the sums."""
@@ -195,6 +200,7 @@ def test_an_unreachable_scheduler_is_one_line(shards, tmp_path, monkeypatch):
     assert run.stderr.count("\n") == 1 and not out.exists()
 
 
+@pytest.mark.slow
 def test_a_checkpointed_run_resumes_on_a_cluster(shards, tmp_path):
     """A run stopped after 3 iterations in one process continues on a local cluster from its checkpoint
     (the shards are restored from w_b and w_t) to the uninterrupted model."""
@@ -220,6 +226,7 @@ def test_the_python_api_trains_on_a_client_of_yours(client, shards):
         api.fit_shards(shards["ranking"], loss="pairs-avg")
 
 
+@pytest.mark.slow
 def test_a_port_that_is_not_a_dask_scheduler_is_one_line_within_the_timeout(shards, tmp_path, monkeypatch):
     """An HTTP server where the scheduler should be accepts the connection and never speaks Dask's protocol:
     Dask's own timeout does not end the wait (it was still waiting after 606 s); ours does."""

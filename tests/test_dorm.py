@@ -79,6 +79,7 @@ def shuffled_within_queries(ds, seed):
     return data.Dataset(ds.X[perm], ds.y[perm], ds.qid[perm], ds.qptr, docids.freeze(), ds.line[perm], ds.path, True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["ndcg@10", "dcg@10", "precision@5", "mrr", "wta", "mwta", "eru"])
 def test_training_does_not_depend_on_the_order_of_documents_in_a_query(name):
     """Documents of equal grade are interchangeable: shuffling the lines inside every query gives the

@@ -18,6 +18,7 @@ def random_query(rng, l, grades=3, ties=False):
     return labels, g
 
 
+@pytest.mark.slow
 def test_truncated_oracle_equals_the_assignment_on_1000_random_queries():
     rng = np.random.default_rng(2)
     for trial in range(1000):
@@ -76,6 +77,7 @@ def first_relevant_value(pos, g, relevant):
     return 1.0 - 1.0 / p + float(dorm.first_relevant_map(pos, relevant) @ g)
 
 
+@pytest.mark.slow
 def test_the_first_relevant_oracle_attains_the_best_of_every_ranking():
     """mrr's own map: the oracle's output is as good as the best of all l! rankings (l <= 7), with graded
     scores, tied scores and one or several relevant documents."""
@@ -106,6 +108,7 @@ def test_the_first_relevant_target_is_the_best_relevant_document_sharing_ties():
                                                                                                     1 / 3])
 
 
+@pytest.mark.slow
 def test_the_truncated_program_stores_only_the_states_it_reaches():
     """Five grades of 60 documents each and a cut-off of 30: C(35, 5) = 324,632 states are reachable (at most 30
     documents placed), against 31^5 = 28.6M in the full mixed-radix table (458 MB for its values and choices,

@@ -28,6 +28,7 @@ def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
 
 
+@pytest.mark.slow
 def test_svmrank_equals_the_command_line_on_mq2008(tmp_path):
     """SVMRank(loss="pairs", C=1).fit(X, y, qid=q) on MQ2008 S1: the objective and scores of
     `svmstruct learn -l pairs -c 1 --layout sparse` (X is the CSR matrix read_svmlight gives; same numbers,
@@ -57,6 +58,7 @@ def test_rows_of_a_query_need_not_be_adjacent():
     np.testing.assert_allclose(a.predict(X), b.predict(X), atol=1e-8)
 
 
+@pytest.mark.slow
 def test_grid_search_over_C_with_group_k_fold():
     dataset = svmstruct.read_svmlight(str(SMALL / "train.txt"))
     X, y, q = dataset.X, dataset.y, dataset.qid

@@ -258,6 +258,7 @@ COST = st.one_of(st.integers(0, 10**6).map(str), st.sampled_from(["0.5", "1.25",
 @given(f=svmlight_file(cost=COST), layout=st.sampled_from(["sparse", "dense", "auto"]),
        source=st.sampled_from(["file", "file", "gzip", "stdin"]), n_features=st.none() | st.integers(0, 400),
        extra=CHUNK_EXTRA)
+@pytest.mark.slow
 def test_round_trip_valid_files(workdir, f, layout, source, n_features, extra):
     raw, rows = f
     note(repr(raw))
@@ -276,6 +277,7 @@ def test_round_trip_valid_files(workdir, f, layout, source, n_features, extra):
     assert d.path == ("<stdin>" if source == "stdin" else path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fast_prefix", [False, True])
 def test_fallback_buffer_refills(workdir, fast_prefix):
     """More than 65536 tokens outside the fast path in one chunk (parse_lines returns FULL and is called again);
@@ -548,18 +550,21 @@ def read_against_reference(workdir, raw, layout, chunk):
     check_dataset(d, [dict(r, y=repr(r["y"]), feats=[(j, repr(v)) for j, v in r["feats"]]) for r in ref[0]])
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(700), **FAST)
 @given(raw=corrupt_file(), extra=CHUNK_EXTRA)
 def test_mutated_files_give_a_dataset_or_input_error(workdir, raw, extra):
     read_against_reference(workdir, raw, "sparse", chunk_for(raw, extra))
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(200), **FAST)
 @given(raw=corrupt_file(), extra=CHUNK_EXTRA)
 def test_mutated_files_dense_layout(workdir, raw, extra):
     read_against_reference(workdir, raw, "dense", chunk_for(raw, extra))
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(500), **FAST)
 @given(raw=corrupt_file(), extra=CHUNK_EXTRA)
 def test_reading_without_features_agrees_with_the_full_reader(workdir, raw, extra):
@@ -586,6 +591,7 @@ def test_reading_without_features_agrees_with_the_full_reader(workdir, raw, extr
     assert np.array_equal(labels.line, d.line) and list(labels.docids) == list(d.docids)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(300), **FAST)
 @given(raw=corrupt_file(), part=st.sampled_from([1, 17, 4096]))
 def test_reading_in_parts_agrees_with_the_whole_file(workdir, raw, part):
@@ -651,6 +657,7 @@ def reference_predictions(raw: bytes):
     return values
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(600), **FAST)
 @given(raw=predictions_file())
 def test_the_prediction_reader_takes_one_finite_number_a_line(workdir, raw):
@@ -867,6 +874,7 @@ def mutated_model(draw):
     return bytes(b)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(1000), **FAST)
 @given(raw=mutated_model())
 def test_mutated_models_give_a_model_or_input_error(workdir, raw):

@@ -161,6 +161,7 @@ def enumerable(reference) -> bool:
     return all(n_outputs(reference, e) <= MAX_OUTPUTS for e in range(reference.examples))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", LOSSES)
 def test_oracle_attains_the_best_enumerated_output(name, tmp_path):
     loss = losses.REGISTRY[name]
@@ -211,6 +212,7 @@ def small_training_set(loss):
     return data.read_svmlight(str(SMALL_RANKING / "train.txt")), {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", LOSSES)
 def test_training_converges_with_a_certified_gap_and_the_model_round_trips(name, tmp_path):
     loss = losses.REGISTRY[name]
@@ -233,6 +235,7 @@ def test_training_converges_with_a_certified_gap_and_the_model_round_trips(name,
     assert api.resolve_loss(loaded.loss, loaded.options)[1] == api.resolve_loss(name, opts)[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", LOSSES)
 def test_learn_and_classify_through_the_command_line(name, tmp_path, capsys, run=invoke):
     """learn and classify as the shell runs them (run=invoke_here: in this process, for a loss registered here)."""

@@ -39,6 +39,7 @@ def test_the_batch_recipe_keeps_its_models(tmp_path):
 
 @pytest.mark.parametrize("target", ["exp-mq2008", "exp-dorm", "bench-synth", "bench-perf", "bench-engine",
                                     "parity-report"])
+@pytest.mark.slow
 def test_targets_that_need_the_shared_data_fail_in_one_line_without_it(target, tmp_path):
     run = subprocess.run(["make", "-s", target, f"SHARED={tmp_path / 'absent'}", f"OUT={tmp_path}"], cwd=ROOT,
                          capture_output=True, text=True)

@@ -166,6 +166,7 @@ def _labels(kind: str, n: int, rng) -> np.ndarray:
     return np.round(rng.normal(size=n) * 3, 3)
 
 
+@pytest.mark.slow
 def test_batch_measures_equal_the_per_query_functions_to_the_bit():
     """Every measure with a batch function gives the per-query function's value bit for bit, query by query
     (random, degenerate and negative labels, tied scores, single-document queries), also across the blocks

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 README = ROOT / "README.md"
@@ -15,6 +17,7 @@ def blocks(language: str) -> list:
     return re.findall(rf"^```{language}\n(.*?)^```", README.read_text(), re.S | re.M)
 
 
+@pytest.mark.slow
 def test_the_readmes_shell_and_python_examples_run_on_the_shipped_data(tmp_path):
     (tmp_path / "data").symlink_to(ROOT / "data")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}

@@ -46,6 +46,7 @@ def test_objective_predictions_and_test_measures_match_the_original(name):
         assert spearmanr(scores, c.pred).statistic >= 0.999
 
 
+@pytest.mark.slow
 def test_classify_reproduces_every_reference_prediction():
     need_shared()
     for name in CASES:

@@ -95,6 +95,7 @@ def _last_child(folder: Path) -> int:
 
 # ---- the same results as the own process
 
+@pytest.mark.slow
 def test_commands_through_the_worker_give_what_their_own_processes_give(place, tmp_path):
     running_server(place)
     for through in (False, True):
@@ -136,6 +137,7 @@ def _ranking_file(path: Path, queries: int = 12, docs: int = 20, features: int =
 @pytest.mark.parametrize("args", [["-l", "pairs"], ["-l", "map"], ["-l", "ndcg@10"], ["-l", "errorrate"],
                                   ["-l", "f1"], ["-l", "map", "-t", "2", "--k", "20"], ["div"]],
                          ids=["pairs", "map", "ndcg@10", "errorrate", "f1", "map-rbf", "div"])
+@pytest.mark.slow
 def test_every_family_on_the_parallel_kernels_writes_the_own_process_model(place, tmp_path, args):
     """With the parallel kernels forced (SVMSTRUCT_PARALLEL_SECONDS=0, two threads), every loss family trains in a
     child of the server (which loaded only the one-thread kernels) to the own process's bytes."""
@@ -157,6 +159,7 @@ def test_every_family_on_the_parallel_kernels_writes_the_own_process_model(place
     assert served(place) == 1
 
 
+@pytest.mark.slow
 def test_a_kernel_the_server_loaded_can_be_called_by_one_compiled_later(tmp_path):
     """resident_server._load loads a cached kernel as numba's dispatcher does (registered for the functions that
     call it): a function compiled afterwards, in a forked child, that calls it compiles and runs. (Loading with
@@ -187,6 +190,7 @@ def test_a_kernel_the_server_loaded_can_be_called_by_one_compiled_later(tmp_path
     assert run.returncode == 0 and run.stdout.strip() == "0", run.stderr
 
 
+@pytest.mark.slow
 def test_the_server_can_fork_children_that_run_parallel_kernels():
     """The preload loads kernels without launching numba's OpenMP layer, which would kill every child that runs
     a parallel kernel ('fork() called from a process already using GNU OpenMP')."""
@@ -211,6 +215,7 @@ def test_the_server_can_fork_children_that_run_parallel_kernels():
     assert run.returncode == 0 and run.stdout.strip() == "0", run.stderr
 
 
+@pytest.mark.slow
 def test_errors_and_exit_statuses_are_the_commands(place, tmp_path):
     running_server(place)
     bad = tmp_path / "bad.txt"
@@ -224,6 +229,7 @@ def test_errors_and_exit_statuses_are_the_commands(place, tmp_path):
     assert files_in(tmp_path) == ["bad.txt"]
 
 
+@pytest.mark.slow
 def test_a_broken_pipe_and_a_closed_stdout_end_as_in_their_own_process(place, tmp_path):
     """`classify | head -1` (the reader goes away: exit 141, quiet) and `classify >&-` (no stdout: the command
     runs in its own process, which reports it)."""
@@ -244,6 +250,7 @@ def test_a_broken_pipe_and_a_closed_stdout_end_as_in_their_own_process(place, tm
     assert served(place) == 2  # the learn and the piped classify; the closed stdout ran in its own process
 
 
+@pytest.mark.slow
 def test_descriptor_paths_are_the_callers(place, tmp_path):
     """`classify ... /dev/fd/4 4> out` writes out (not anything of the server), and a process substitution
     `<(...)` is read, through the worker as in the own process: every inherited descriptor is handed over."""
@@ -266,6 +273,7 @@ def test_descriptor_paths_are_the_callers(place, tmp_path):
     assert served(place) == 4
 
 
+@pytest.mark.slow
 def test_callers_run_side_by_side(place, tmp_path):
     running_server(place)
     env = _env(place)
@@ -296,6 +304,7 @@ def _started_training(place, tmp_path, **popen):
     return child, _last_child(place)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
 def test_a_signal_to_the_caller_reaches_the_command(place, tmp_path, sig, code, word):
     child, worker = _started_training(place, tmp_path)
@@ -307,6 +316,7 @@ def test_a_signal_to_the_caller_reaches_the_command(place, tmp_path, sig, code, 
     assert files_in(tmp_path) == ["slow.dat"]
 
 
+@pytest.mark.slow
 def test_a_killed_caller_ends_its_command(place, tmp_path):
     child, worker = _started_training(place, tmp_path)
     child.kill()
@@ -315,12 +325,14 @@ def test_a_killed_caller_ends_its_command(place, tmp_path):
     assert files_in(tmp_path) == ["slow.dat"]
 
 
+@pytest.mark.slow
 def test_a_command_killed_by_a_signal_kills_its_caller_alike(place, tmp_path):
     child, worker = _started_training(place, tmp_path)
     os.kill(worker, signal.SIGKILL)
     assert child.wait(30) == -signal.SIGKILL
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("through", [False, True], ids=["own", "worker"])
 def test_signals_inherited_as_ignored_stay_ignored(place, tmp_path, through):
     """A script's background job ignores SIGINT and SIGQUIT, nohup ignores SIGHUP: the training survives them
@@ -338,6 +350,7 @@ def test_signals_inherited_as_ignored_stay_ignored(place, tmp_path, through):
     assert served(place) == (1 if through else 0)
 
 
+@pytest.mark.slow
 def test_ctrl_z_stops_the_command_and_fg_resumes_it(place, tmp_path):
     """In an interactive shell (a pseudo-terminal), Ctrl-Z stops the job and the command with it (its process
     stays stopped while the job is); `fg` resumes both and the command finishes."""
@@ -390,6 +403,7 @@ def test_ctrl_z_stops_the_command_and_fg_resumes_it(place, tmp_path):
         os.close(terminal)
 
 
+@pytest.mark.slow
 def test_a_child_holds_nothing_of_other_callers(place, tmp_path):
     """Two commands run; the server and the first command's child are killed: the first caller ends at once
     (no other child holds its connection), while the second command runs on."""
@@ -424,6 +438,7 @@ def _name(folder: Path) -> str:
 # ---- what the worker leaves to the own process
 
 
+@pytest.mark.slow
 def test_a_stopped_server_leaves_the_command_to_its_own_process_within_its_timeout(place, tmp_path):
     """... and holds nothing of it: the command's output pipes end when it does (no descriptor is sent before a
     child of the server answered). It costs the connect timeout over the command's own process, measured beside
@@ -445,6 +460,7 @@ def test_a_stopped_server_leaves_the_command_to_its_own_process_within_its_timeo
     assert took < own + 2 * resident.TIMEOUT + 0.5, (took, own)
 
 
+@pytest.mark.slow
 def test_a_silent_client_does_not_keep_the_server(place):
     running_server(place, SVMSTRUCT_RESIDENT_IDLE="1")
     (server,) = server_pids(place)
@@ -458,6 +474,7 @@ def test_a_silent_client_does_not_keep_the_server(place):
     assert files_in(place) == []
 
 
+@pytest.mark.slow
 def test_a_profiler_sees_the_training(place, tmp_path):
     """`python -m cProfile -m svmstruct learn` profiles the training: under a profiler or tracer the command runs
     in its own process."""
@@ -469,6 +486,7 @@ def test_a_profiler_sees_the_training(place, tmp_path):
     assert served(place) == 0
 
 
+@pytest.mark.slow
 def test_off_when_asked_or_when_the_directory_is_not_private(place, tmp_path):
     assert svm(place, "--version", SVMSTRUCT_RESIDENT="off").returncode == 0
     time.sleep(0.5)
@@ -494,6 +512,7 @@ def test_a_deep_socket_directory_works(tmp_path):
         resident_server.stop_servers(str(deep), every=True)
 
 
+@pytest.mark.slow
 def test_interpreter_options_and_a_c_locale_are_served(place):
     """The server runs with its callers' interpreter options (-W error here) and UTF-8 mode (on under a C
     locale, which Python coerces for the processes it starts): such callers are served too."""
@@ -521,6 +540,7 @@ def test_stop_and_status(place):
     assert served(place) == 0 and files_in(place) == []  # `worker` starts no server
 
 
+@pytest.mark.slow
 def test_the_server_leaves_when_idle_and_leaves_nothing(place):
     running_server(place, SVMSTRUCT_RESIDENT_IDLE="1")
     (pid,) = server_pids(place)
@@ -528,6 +548,7 @@ def test_the_server_leaves_when_idle_and_leaves_nothing(place):
     assert files_in(place) == []
 
 
+@pytest.mark.slow
 def test_a_server_whose_package_changed_stops(place, tmp_path):
     """An edit that keeps a file's size and modification time still changes its change time: the server stops
     at the next command, which runs in its own process; the one after is served by a new server."""
@@ -551,6 +572,7 @@ def test_nothing_secret_in_the_servers_command_line(place):
     assert line.endswith(b"svmstruct-resident-worker\0")
 
 
+@pytest.mark.slow
 def test_a_server_that_failed_to_start_is_not_restarted_for_a_while(place, monkeypatch):
     monkeypatch.setenv("SVMSTRUCT_RESIDENT_DIR", str(place))
     name = resident.socket_name(resident.key())
@@ -571,6 +593,7 @@ def test_a_server_that_failed_to_start_is_not_restarted_for_a_while(place, monke
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 @ROOT_ONLY
 def test_a_full_file_system_starts_no_server(tmp_path):
     """A socket directory on a file system with less than 1 MiB free: commands run in their own processes and
@@ -663,6 +686,7 @@ def _trap_status(pid: int) -> int:
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
+@pytest.mark.slow
 @ROOT_ONLY
 def test_a_directory_swapped_by_another_user_is_never_used(tmp_path, monkeypatch):
     """The socket directory sits in a directory another user can write: that user swaps it for one of theirs,
@@ -707,6 +731,7 @@ def _exchange(a: str, b: str) -> int:
     return 0 if libc.renameat2(at_fdcwd, a.encode(), at_fdcwd, b.encode(), exchange) == 0 else 1
 
 
+@pytest.mark.slow
 @ROOT_ONLY
 def test_a_server_of_another_user_gets_nothing(place, tmp_path):
     """A socket of the right name in the command's own directory, but listened on by another user (a forged
@@ -720,6 +745,7 @@ def test_a_server_of_another_user_gets_nothing(place, tmp_path):
     assert _trap_status(trap) == 0  # connected, and not one byte of the request
 
 
+@pytest.mark.slow
 @ROOT_ONLY
 def test_callers_with_fewer_rights_do_not_get_the_servers(place, tmp_path):
     """A file another user owns that only a group may read, and one only its owner may read: a caller without the
@@ -753,6 +779,7 @@ def test_callers_with_fewer_rights_do_not_get_the_servers(place, tmp_path):
     assert not (tmp_path / "b").exists() and not (tmp_path / "d").exists()
 
 
+@pytest.mark.slow
 @ROOT_ONLY
 @pytest.mark.skipif(not shutil.which("unshare"), reason="needs unshare")
 def test_a_caller_in_its_own_mount_namespace_reads_and_writes_its_own_files(place, tmp_path):

@@ -178,6 +178,7 @@ def test_dash_means_stdout_for_a_model_and_stdin_for_classify(tmp_path, monkeypa
     assert from_stdin.returncode == 0 and from_stdin.stdout == from_file.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
 @pytest.mark.parametrize("unbuffered", ["", "1"])
 def test_a_full_device_is_an_output_error(tmp_path, unbuffered):
@@ -265,6 +266,7 @@ def slow_training_set(path):
 @pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
 @pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated"),
                                              (signal.SIGHUP, 129, "hung up")])
+@pytest.mark.slow
 def test_a_signal_during_training_leaves_nothing_behind(tmp_path, sig, code, word, busy):
     """Ctrl-C, SIGTERM and SIGHUP during training, on an idle machine and beside two CPU hogs (the signal then
     tends to land inside a numba kernel, whose dispatcher wraps the handler's exception in a SystemError)."""
@@ -538,6 +540,7 @@ def test_files_with_and_without_qids_are_not_read_as_one(tmp_path):
     (["losses"], {"stdout": "/dev/full"}, 4, "No space left"),
     (["learn", "--help"], {"stdout": "/dev/full"}, 4, "No space left"),
 ])
+@pytest.mark.slow
 def test_closed_or_full_standard_streams_are_one_line(tmp_path, args, redirect, code, fragment):
     if "/dev/full" in redirect.values() and not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")

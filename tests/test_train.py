@@ -24,7 +24,7 @@ def test_working_set_shift_keeps_the_gram_matrix_exact():
 
 
 def _ranking_data(scale, seed=0, queries=15, docs=8, features=6):
-    """A small ranking set whose features are multiplied by `scale` (LETOR features x 1e6 in the issue)."""
+    """A small ranking set whose features are multiplied by `scale` (LETOR features x 1e6)."""
     import scipy.sparse as sp
 
     from svmstruct import data
@@ -43,7 +43,7 @@ def _ranking_data(scale, seed=0, queries=15, docs=8, features=6):
 
 @pytest.mark.parametrize("scale", [1.0, 1e3, 1e6])
 def test_converged_means_a_certified_gap(scale):
-    """Item 1 of the robustness issue: with large feature values every alpha is tiny; the run must not
+    """With large feature values every alpha is tiny; the run must not
     prune its working set to nothing and call itself converged. Whatever the scale, `converged` implies
     primal - dual <= C * epsilon, and a run that cannot get there says so."""
     from svmstruct import api
