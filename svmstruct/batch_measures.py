@@ -13,6 +13,22 @@ _NONE = np.iinfo(np.int64).max  # "no such position"
 FEW = 32  # runs still being added when fewer than this are left are finished one at a time (np.cumsum)
 
 
+GAIN_SHIFT_ABOVE = 960  # a query whose largest label is above this has its gains scaled (exp_gains)
+
+
+def gain_shift(largest_label) -> np.ndarray:
+    """The power of two by which exp_gains scales a query's gains: 2^-(its largest label - GAIN_SHIFT_ABOVE), or
+    1 up to that label (so the sums of up to 2^63 gains stay finite; no gain underflows)."""
+    return 2.0 ** -np.maximum(np.asarray(largest_label, dtype=float) - GAIN_SHIFT_ABOVE, 0.0)
+
+
+def exp_gains(labels: np.ndarray, shift) -> np.ndarray:
+    """The gains 2^label - 1, times SHIFT (gain_shift of the query): a power of two, so every sum and ratio of them
+    is the unscaled one's exactly — NDCG does not change, and labels up to 1023 sum without overflow."""
+    gains = 2.0 ** labels - 1.0
+    return gains if np.all(shift == 1.0) else gains * shift
+
+
 def _positions(qptr: np.ndarray) -> np.ndarray:
     """Every row's 0-based rank within its query."""
     sizes = np.diff(qptr)
@@ -123,8 +139,6 @@ def exp_dcg_at(k):
 
 def exp_ndcg_at(k):
     def ndcg(ranked, labels, qptr, t):
-        from svmstruct.measures import exp_gains, gain_shift
-
         shift = np.repeat(gain_shift(np.maximum.reduceat(labels, qptr[:-1])), np.diff(qptr))
         return _ratio(_dcg(exp_gains(ranked, shift), qptr, k), _dcg(exp_gains(_sorted_down(labels, qptr), shift),
                                                                      qptr, k))

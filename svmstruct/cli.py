@@ -608,11 +608,15 @@ def build_cli() -> click.Group:
     """The command group, with `learn`'s loss options generated from the registry as it is now."""
 
     @click.group(cls=_Commands, factories={"learn": _learn, "classify": _classify, "eval": _eval, "qrels": _qrels,
-                                           "div-baseline": _div_baseline, "losses": _losses, "worker": _worker},
+                                           "div-baseline": _div_baseline, "losses": _losses},
                  context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(version=__version__, prog_name="svmstruct")
     def cli():
-        """Structural SVMs that optimise the measure you are judged by (1-slack cutting plane, OSQP, numba)."""
+        """Structural SVMs that optimise the measure you are judged by (1-slack cutting plane, OSQP, numba).
+
+        `svmstruct worker [status|stop] [--all]` shows or stops the resident worker that runs these commands
+        without their start-up (docs/worker.md).
+        """
 
     return cli
 
@@ -770,20 +774,6 @@ def _div_baseline() -> click.Command:
 
 def _losses() -> click.Command:
     return click.command(name="losses")(losses_command)
-
-
-def _worker() -> click.Command:
-    @click.command(name="worker", context_settings={"ignore_unknown_options": True}, add_help_option=False)
-    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-    def worker(args):
-        """Show the resident worker (status, the default) or stop it (stop); --all: every installation's."""
-        from svmstruct import resident
-
-        code = resident.main(list(args))
-        if code:
-            sys.exit(code)
-
-    return worker
 
 
 def main(argv=None) -> None:

@@ -9,8 +9,10 @@ def main() -> None:
     try:
         from svmstruct import resident
 
-        if sys.argv[1:2] == ["worker"]:
-            sys.exit(resident.main(sys.argv[2:]))
+        if sys.argv[1:2] == ["worker"]:  # `svmstruct worker [status|stop] [--all]`
+            from svmstruct import resident_server
+
+            sys.exit(resident_server.manage(sys.argv[2:]))
         code = resident.run(sys.argv[1:])
         if code is not None:
             sys.exit(code)

@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 from svmstruct import batch_measures as batch
+from svmstruct.batch_measures import exp_gains, gain_shift
 from svmstruct.options import LARGEST_INTEGER
 
 
@@ -86,22 +87,6 @@ def trec_ndcg(k=None):
         return _dcg(gains) / best if best > 0 else 0.0
 
     return ndcg
-
-
-GAIN_SHIFT_ABOVE = 960  # a query whose largest label is above this has its gains scaled (exp_gains)
-
-
-def gain_shift(largest_label) -> np.ndarray:
-    """The power of two by which exp_gains scales a query's gains: 2^-(its largest label - GAIN_SHIFT_ABOVE), or
-    1 up to that label (so the sums of up to 2^63 gains stay finite; no gain underflows)."""
-    return 2.0 ** -np.maximum(np.asarray(largest_label, dtype=float) - GAIN_SHIFT_ABOVE, 0.0)
-
-
-def exp_gains(labels: np.ndarray, shift) -> np.ndarray:
-    """The gains 2^label - 1, times SHIFT (gain_shift of the query): a power of two, so every sum and ratio of them
-    is the unscaled one's exactly — NDCG does not change, and labels up to 1023 sum without overflow."""
-    gains = 2.0 ** labels - 1.0
-    return gains if np.all(shift == 1.0) else gains * shift
 
 
 def exp_dcg_at(k):

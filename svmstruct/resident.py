@@ -414,10 +414,3 @@ def _failed_recently(place: int, name: str) -> bool:
         return False
     with open(fd, "rb") as f:
         return time.time() - os.fstat(f.fileno()).st_mtime < RETRY_SECONDS and b"\nfailed: " in f.read()
-
-
-def main(args: list) -> int:
-    """`svmstruct worker [status|stop] [--all]`: this installation's servers (or all of the user's)."""
-    from svmstruct import resident_server
-
-    return resident_server.manage(args)

@@ -80,3 +80,6 @@ def lookup(name: str) -> tuple[Loss, dict]:
                 return loss, {"k": int(k)}
     known = ", ".join(f"{x.name} ({'/'.join(x.aliases)})" if x.aliases else x.name for x in REGISTRY.values())
     raise InputError(f"unknown loss '{name}'; known losses: {known}")
+
+
+combo.registry_lookup = lookup  # a combo's components are registered losses

@@ -17,6 +17,7 @@ estimators score by the first component's measure.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,10 +30,15 @@ from svmstruct.problem import Reference, TrainingProblem
 DEFAULT_COMPONENTS = "ndcg@10,mrr,map"
 
 
-def _lookup(name: str):
-    from svmstruct import losses  # the registry imports this module: look up when called
+# the registry's lookup of a loss by name, handed over by svmstruct.losses when it registers this family (a combo's
+# components are other registered losses; a family module never imports the registry)
+registry_lookup: Callable[[str], tuple] | None = None
 
-    return losses.lookup(name)
+
+def _lookup(name: str):
+    if registry_lookup is None:
+        raise RuntimeError("combo is used through svmstruct.losses, which hands it the registry's lookup")
+    return registry_lookup(name)
 
 
 def components(spec: str) -> list:
