@@ -95,7 +95,7 @@ def positional_solvers(sizes):
             a, b = dorm.measure_vectors("ndcg@k", labels, 10, 5.0, 0.0, 0.0)
             c = dorm.position_weights("pow:0.5", n)
             lsa = per_call(dorm_oracles.assignment_oracle, g, a, b, c)
-            fast = per_call(dorm_oracles.truncated_oracle, g, a, b, c, 10)
+            fast = per_call(dorm_oracles.truncated_oracle, g, a, b, b, c, 10)
             print(f"{n:6d} {grades:6d} {1e3 * lsa:14.3f} {1e3 * fast:13.3f} {lsa / fast:9.1f}", flush=True)
 
 

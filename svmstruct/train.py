@@ -279,14 +279,18 @@ def _cut_and_solve(s: LoopState, evaluator) -> None:
         keep = ws.idle < INACTIVE_LIMIT
         ws.keep(keep)
         s.qp.keep(keep)
-        s.w_t = s.qp.alpha @ ws.A
-        s.dual = float(s.qp.alpha @ ws.b) - 0.5 * float(s.w_t @ s.w_t)
+        _take_multipliers(s)
 
 
 def _solve(s: LoopState) -> None:
-    """The dual QP of the working set, warm-started by its last solution (qp.DualQP): w_t and the dual objective."""
-    ws = s.working_set
-    alpha = s.qp.solve(ws.G, ws.b, s.C).alpha
+    """The dual QP of the working set, warm-started by its last solution (qp.DualQP)."""
+    s.qp.solve(s.working_set.G, s.working_set.b, s.C)
+    _take_multipliers(s)
+
+
+def _take_multipliers(s: LoopState) -> None:
+    """w_t and the dual objective of the QP's multipliers."""
+    alpha, ws = s.qp.alpha, s.working_set
     s.w_t = alpha @ ws.A
     s.dual = float(alpha @ ws.b) - 0.5 * float(s.w_t @ s.w_t)
 

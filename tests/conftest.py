@@ -15,7 +15,7 @@ WORKER_DIR = Path(tempfile.mkdtemp(prefix="svmw"))
 # numba's thread pool has at least two threads, also on a one-core runner, so that the tests of the parallel
 # kernels (--threads 2, test_threads.py) run them on two threads rather than passing on one (set before numba loads)
 if int(os.environ.get("NUMBA_NUM_THREADS") or 0) < 2:
-    os.environ["NUMBA_NUM_THREADS"] = str(max(2, len(os.sched_getaffinity(0))))
+    os.environ["NUMBA_NUM_THREADS"] = str(max(2, os.cpu_count() or 1))  # numba's own default, at least 2
 os.environ.update(SVMSTRUCT_RESIDENT="1", SVMSTRUCT_RESIDENT_DIR=str(WORKER_DIR), SVMSTRUCT_RESIDENT_IDLE="900")
 _SCRIPT = Path(sys.executable).parent / "svmstruct"
 COMMAND = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "svmstruct"]

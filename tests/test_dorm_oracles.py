@@ -28,7 +28,7 @@ def test_truncated_oracle_equals_the_assignment_on_1000_random_queries():
         k = int(rng.choice([1, 3, 5, 10]))
         a, b = dorm.measure_vectors(loss_name, labels, k, alpha=3.0, neutral=0.0, threshold=0.0)
         c = dorm.position_weights(["pow:0.5", "log", "pow:2"][trial % 3], l)
-        fast = dorm_oracles.truncated_oracle(g, a, b, c, dorm.cutoff(a))
+        fast = dorm_oracles.truncated_oracle(g, a, b, b, c, dorm.cutoff(a))
         exact = dorm_oracles.assignment_oracle(g, a, b, c)
         assert dorm_oracles.ranking_value(fast, g, a, b, c) == pytest.approx(
             dorm_oracles.ranking_value(exact, g, a, b, c), rel=1e-9, abs=1e-9)
@@ -120,9 +120,10 @@ def test_the_truncated_program_stores_only_the_states_it_reaches():
         b = np.repeat(np.arange(5.0), 60)
         g, a, c = rng.normal(size=300), np.zeros(300), np.linspace(1.0, 0.1, 300)
         a[:30] = 1.0 / np.log2(np.arange(2, 32))
-        dorm_oracles.truncated_oracle(g[:10], a[:10], b[::30].copy(), c[:10], 3)  # loaded, not measured
+        few = b[::30].copy()
+        dorm_oracles.truncated_oracle(g[:10], a[:10], few, few, c[:10], 3)  # loaded, not measured
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        dorm_oracles.truncated_oracle(g, a, b, c, 30)
+        dorm_oracles.truncated_oracle(g, a, b, b, c, 30)
         print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
     """
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

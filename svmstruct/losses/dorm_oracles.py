@@ -158,18 +158,16 @@ def _top_rest_pairs(top, sizes, prefix, starts):
 
 
 @njit(cache=True)
-def truncated_oracle(g, a, b, c, k, pair_scale=0.0, tail_pairs=True, grade=None):
+def truncated_oracle(g, a, b, grade, c, k, pair_scale=0.0, tail_pairs=True):
     """Exact maximiser when a[j] = 0 for j >= k (0-based); see the module docstring. Returns positions.
-    With pair_scale > 0 the value also counts pair_scale * the pairwise map's sum (PAIRS_MAP), over every
-    pair of different grade (b unless `grade` is given; b must be constant inside a grade), or with
-    tail_pairs False over such pairs with a document in the top k (TOP_PAIRS_MAP)."""
+    The program's groups are the documents of equal grade (b must be constant inside a grade: grade = b, or
+    the labels). With pair_scale > 0 the value also counts pair_scale * the pairwise map's sum (PAIRS_MAP),
+    over every pair of different grade, or with tail_pairs False over such pairs with a document in the top
+    k (TOP_PAIRS_MAP)."""
     l = g.shape[0]
     k = min(k, l)
     # groups of equal grade, each sorted by g descending (ties: input order)
-    if grade is None:
-        group_of, sizes = _groups(b)
-    else:
-        group_of, sizes = _groups(grade)
+    group_of, sizes = _groups(grade)
     L = sizes.shape[0]
     by_g = np.argsort(-g, kind="mergesort")  # all documents by g descending
     members = np.empty(l, dtype=np.int64)  # group after group, each in g order
@@ -565,7 +563,7 @@ def query_most_violated(g, a, b, grade, c, plan, pair_scale=0.0, top_pairs=False
         for j in range(l):
             posc[ranked[j]] = j
     elif plan > 0:
-        posc = truncated_oracle(gc, a, bc, c, plan, pair_scale, not top_pairs, gradec)
+        posc = truncated_oracle(gc, a, bc, gradec, c, plan, pair_scale, not top_pairs)
     else:
         posc = assignment_positions(gc, a, bc, c)
     pairs = pair_coefficients(posc, gradec, plan if top_pairs else l) if pair_scale != 0.0 else np.zeros(l)
