@@ -284,7 +284,7 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
              + (f"; continue with --checkpoint {checkpoint_file} --resume" if checkpoint_file else ""))
     if not result.learned:
         warn(train.not_learned(result))
-    skipped, total = trained.left_out
+    skipped, total = trained.summary.skipped, trained.summary.examples
     if skipped:
         warn(f"{skipped} of {total} {'queries' if loss.needs_qid else 'examples'} left out of training: the loss is "
              f"not defined on them (for a ranking loss: no two documents of different labels, or no relevant one)")

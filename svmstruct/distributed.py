@@ -104,8 +104,8 @@ class Shard:
         self.problem = loss.build(aligned, opts)
         self.reset()
         p = self.problem
-        return dict(n=p.n, scaled_n=p.epsilon_scale * p.n, skipped=p.skipped, info=p.info, bias=p.bias,
-                    exact=p.exact, latent=p.latent_target is not None, dim=p.X.shape[1])
+        return dict(n=p.n, scaled_n=p.epsilon_scale * p.n, skipped=p.skipped, examples=p.examples_in_data,
+                    info=p.info, bias=p.bias, exact=p.exact, latent=p.latent_target is not None, dim=p.X.shape[1])
 
     def widen(self, dim: int) -> None:
         """Zero columns up to dim (a loss whose features are built from the documents, e.g. SVM-div)."""
@@ -379,7 +379,7 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel:
     outline = train.Outline(n, dim, sum(b["scaled_n"] for b in built) / n, all(b["exact"] for b in built),
                             any(b["latent"] for b in built))
     summary = TrainingSummary("+".join(cluster.paths), sum(s["documents"] for s in shapes), columns, n,
-                              sum(b["skipped"] for b in built), built[0]["bias"],
+                              sum(b["skipped"] for b in built), sum(b["examples"] for b in built), built[0]["bias"],
                               _merge_info([b["info"] for b in built]))
     return outline, summary, max(s["largest"] for s in shapes), scale, mapping
 

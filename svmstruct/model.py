@@ -49,6 +49,7 @@ class Model:
     header: dict = field(default_factory=dict)  # C, epsilon, bias, statistics (strings or numbers)
     format: str = "svmstruct"  # or "svmlight" for a model read from the originals
     result: Any = field(default=None, repr=False, compare=False)  # the TrainResult of a model just trained
+    summary: Any = field(default=None, repr=False, compare=False)  # and its problem.TrainingSummary
     columns: np.ndarray | None = None  # sorted 0-based feature ids of the entries of w (hashed ids); None: dense
     kernel: Any = None  # a kernels.KernelExpansion: svm_light's kernel models score sum_j coef_j k(b_j, x) - b
 
@@ -75,12 +76,6 @@ class Model:
     def highest_index(self) -> int:
         """svm_light's highest feature index (the bias feature counted where svm_perf counts it)."""
         return int(self.header.get("highest_index", self.n_features))
-
-    @property
-    def left_out(self) -> tuple[int, int]:
-        """(examples left out of training because the loss is not defined on them, examples in all)."""
-        skipped = int(self.header.get("skipped_examples", 0))
-        return skipped, skipped + int(self.header.get("examples", 0))
 
     @property
     def precision(self) -> str:
@@ -536,6 +531,7 @@ def from_training(loss, opts: dict, summary, result, C: float, epsilon: float, n
     options = {k: v for k, v in sorted(opts.items()) if v is not None and v is not False and k != "bias"}
     columns = summary.columns
     return Model(w=w, threshold=threshold, loss=loss.name, options=options, header=header, result=result,
+                 summary=summary,
                  columns=None if columns is None else np.asarray(columns, dtype=np.int64))
 
 

@@ -47,10 +47,16 @@ class TrainingProblem:
     bias: float = 0.0  # value of the constant feature appended as the last column of X (svm_perf --b); 0 = none
     epsilon_scale: float = 1.0  # the original's rescaling of -e for this loss (svm_rank -l 1)
     skipped: int = 0  # examples without a defined loss, left out of training
+    examples: int | None = None  # examples in the data, left-out ones included (None: n + skipped; svm_rank's
+    # n counts its left-out queries, the C/n the original divides by)
     info: dict = field(default_factory=dict)  # training-set statistics for the log and the model header
     latent_target: Callable[[np.ndarray], np.ndarray] | None = None  # see the module docstring
     reference: Reference | None = None  # see the module docstring
     exact: bool = True  # the oracle finds the most violated output (SVM-div's greedy one does not)
+
+    @property
+    def examples_in_data(self) -> int:
+        return self.n + self.skipped if self.examples is None else self.examples
 
 
 @dataclass
@@ -62,10 +68,11 @@ class TrainingSummary:
     columns: np.ndarray | None  # the feature ids of compacted (hashed) columns, as Dataset.columns
     n: int  # examples trained on
     skipped: int  # examples left out (no defined loss)
+    examples: int  # examples in the data, the left-out ones included
     bias: float  # svm_perf's --b (0: none)
     info: dict  # statistics for the log
 
     @classmethod
     def of(cls, dataset, problem: TrainingProblem) -> TrainingSummary:
         return cls(dataset.path, dataset.n_docs, getattr(dataset, "columns", None), problem.n, problem.skipped,
-                   problem.bias, problem.info)
+                   problem.examples_in_data, problem.bias, problem.info)

@@ -847,3 +847,17 @@ def test_a_binary_loss_on_labels_of_one_class_is_an_error(tmp_path):
 def test_skipped_queries_are_reported_on_stderr(tmp_path):
     run = invoke("learn", "-l", "map", "-v", "0", TRAIN, tmp_path / "m")
     assert run.returncode == 0 and "warning: 22 of 60 queries left out of training" in run.stderr
+
+
+@pytest.mark.parametrize("loss", ["pairs", "combo:pairs,map"])
+def test_skipped_queries_are_counted_once_where_n_counts_every_query(tmp_path, loss):
+    """svm_rank divides C by every query, the left-out ones included (n = 60 here): the warning still says
+    how many of the file's queries were left out, not n + skipped."""
+    labels: dict = {}
+    for line in TRAIN.read_text().splitlines():
+        labels.setdefault(line.split()[1], set()).add(line.split()[0])
+    one_label = sum(len(grades) == 1 for grades in labels.values())
+    left_out = min(22, one_label) if loss.startswith("combo") else one_label  # combo: the fewest its losses skip
+    run = invoke("learn", "-l", loss, "-v", "0", TRAIN, tmp_path / "m")
+    assert run.returncode == 0 and len(labels) == 60 and 0 < one_label
+    assert f"warning: {left_out} of 60 queries left out of training" in run.stderr

@@ -134,6 +134,7 @@ def build(data, opts: dict) -> TrainingProblem:
                  if all(r is not None for _, r in references) else None)
     # skipped: the fewest any loss leaves out (a query every loss leaves out is in none of their sums)
     return TrainingProblem(data.X, data.n_examples, most_violated, skipped=min(p.skipped for p in problems),
+                           examples=data.n_examples,
                            info={"queries": data.n_examples, "combo": ",".join(loss.name for loss, _ in chosen)},
                            latent_target=latent_target if latent else None, reference=reference)
 

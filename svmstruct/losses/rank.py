@@ -27,7 +27,7 @@ def _pairs_builder(per_query_average: bool):
         return TrainingProblem(
             data.X, n, most_violated,
             epsilon_scale=1.0 if per_query_average else total / n,
-            skipped=int(np.sum(pairs == 0)),
+            skipped=int(np.sum(pairs == 0)), examples=n,
             info={"queries": n, "pairs": total},
             reference=_reference(y, qptr, per_query_average),
         )
