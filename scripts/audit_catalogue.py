@@ -204,9 +204,9 @@ def main():
             if results[True] != results[False]:
                 counts[("both", "different ways")] = counts.get(("both", "different ways"), 0) + 1
                 bad.append(f"{'both':<11} {'different ways':<22} {name}: {results[True][0]} / {results[False][0]}")
-        from svmstruct import resident_server
+        from svmstruct.runtime import server
 
-        resident_server.stop_servers(sockets, every=True)
+        server.stop_servers(sockets, every=True)
     print(f"{len(cases)} cases, each through the resident worker and in its own process")
     for (way, label), n in sorted(counts.items()):
         print(f"  {way:<11} {label:<22} {n}")

@@ -6,7 +6,7 @@ machine, and with -j1 beside two CPU hogs. Where ANCHOR_BIN holds svm_rank_learn
 trec_eval, the `pairs` runs are also made with them (the same -c; trec_eval on the qrels and a TREC run of
 svm_rank's predictions), next to ours alone on the same 15 runs; without them that column is skipped.
 Every batch of ours runs twice: each command in its own process (SVMSTRUCT_RESIDENT=0) and as users run it,
-through the resident worker (svmstruct.resident), started by the batch's first command (a fresh socket
+through the resident worker (svmstruct.runtime.resident), started by the batch's first command (a fresh socket
 directory each time, so its start-up is in the time) and stopped after the batch.
 Usage: python scripts/bench_batch.py [--shared ../shared] [--out exp/batch]
 """
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from svmstruct import resident_server
+from svmstruct.runtime import server
 
 import experiment
 
@@ -93,7 +93,7 @@ def both(out: Path, target: str, jobs: int, svm: str) -> tuple[float, float]:
     own = timed_make(out, target, jobs, svm, {"SVMSTRUCT_RESIDENT": "0"})
     with tempfile.TemporaryDirectory(prefix="svmr") as sockets:
         through = timed_make(out, target, jobs, svm, {"SVMSTRUCT_RESIDENT": "1", "SVMSTRUCT_RESIDENT_DIR": sockets})
-        resident_server.stop_servers(sockets, every=True)
+        server.stop_servers(sockets, every=True)
     return own, through
 
 

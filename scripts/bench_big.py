@@ -33,7 +33,7 @@ TARGET_WALL = 16.0
 
 READ = """
 import json, resource, sys, time
-from svmstruct import data
+from svmstruct.io import data
 start = time.perf_counter()
 data.read_svmlight(sys.argv[1], layout="auto")
 wall = time.perf_counter() - start
@@ -44,7 +44,7 @@ print(json.dumps({"wall": wall, "user": usage.ru_utime, "sys": usage.ru_stime}))
 
 def kernel_rates(path: Path) -> dict:
     """MB/s of the count and parse kernels on the file's first 4 MB of whole lines, one core, best of 15."""
-    from svmstruct import svmlight_parser as parser
+    from svmstruct.io import svmlight_parser as parser
 
     with open(path, "rb") as f:
         head = f.read(4 << 20)

@@ -1,4 +1,4 @@
-"""Training on Dask (svmstruct.distributed): the 1.2M-document synthetic set of bench-big split into 8
+"""Training on Dask (svmstruct.train.distributed): the 1.2M-document synthetic set of bench-big split into 8
 shards of whole queries, `pairs -c 1` (--float32 --dense) on local clusters of 1 worker x 1 thread,
 2 workers x 1 thread and 1 worker x 2 threads, against the single-process run in the same benchmark.
 
@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("SVMSTRUCT_RESIDENT", "0")  # each command's own process is timed (svmstruct.resident)
+os.environ.setdefault("SVMSTRUCT_RESIDENT", "0")  # each command's own process is timed (svmstruct.runtime.resident)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,7 +57,8 @@ def split(path: Path, shards: int, out: Path) -> list:
 
 def one_configuration(files: list, workers: int, threads: int) -> dict:
     """Runs in a child process (its peak memory is the driver's): train on a local cluster."""
-    from svmstruct import api, distributed
+    from svmstruct import api
+    from svmstruct.train import distributed
 
     loss, opts = api.resolve_loss("pairs")
     client, close, threads = distributed.client_for(workers=workers, threads=threads)
@@ -105,7 +106,8 @@ def one_configuration(files: list, workers: int, threads: int) -> dict:
 def single_process(path: Path) -> dict:
     import numpy as np
 
-    from svmstruct import api, data
+    from svmstruct import api
+    from svmstruct.io import data
 
     start = time.perf_counter()
     dataset = data.read_svmlight(str(path), dtype=np.float32, layout="dense")

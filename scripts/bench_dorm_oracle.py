@@ -16,7 +16,8 @@ import time
 import numba
 import numpy as np
 
-from svmstruct import api, data
+from svmstruct import api
+from svmstruct.io import data
 from svmstruct.losses import dorm, dorm_oracles
 
 COMPLEXITY = {  # per query of l documents, k the cut-off, L the number of grades

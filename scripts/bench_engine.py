@@ -22,11 +22,13 @@ import numpy as np
 from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from svmstruct import api, data, train  # noqa: E402
+from svmstruct import api
 from svmstruct.diversity import qrels  # noqa: E402
 from svmstruct.diversity.features import candidate_sets, split_scores  # noqa: E402
 from svmstruct.diversity.greedy import select  # noqa: E402
+from svmstruct.io import data
 from svmstruct.losses import div  # noqa: E402
+from svmstruct.train import loop  # noqa: E402
 
 from experiment import require, subset  # noqa: E402
 
@@ -47,7 +49,7 @@ def run(problem, C, eps, line_search, max_iterations=100000, from_state=None, ca
     problem.most_violated = counted
     try:
         start = time.perf_counter()
-        result = train.train(problem, C, eps, max_iterations=max_iterations, line_search=line_search,
+        result = loop.train(problem, C, eps, max_iterations=max_iterations, line_search=line_search,
                              start=from_state, callbacks=callbacks)
         return result, calls[0], time.perf_counter() - start
     finally:
@@ -118,7 +120,8 @@ def div_yardstick(dataset, options: dict, problem):
     the runs report are each certified by their own greedy answers, which err differently from run to run."""
     config = div.config_from(options)
     covering = qrels.read_subtopics(options["subtopics"])
-    sets, _, unit_rows = candidate_sets(dataset, config, covering, options["subtopics"])
+    sets, _, unit_rows = candidate_sets(
+        dataset, config, lambda lo, hi: qrels.subtopic_matrix(dataset, lo, hi, covering, options["subtopics"]))
     K = int(options["k"])
 
     def objective(w, C):
@@ -206,7 +209,7 @@ def main():
                 final = last.get("state")
                 start = final.rescaled(C) if warm and final is not None and problem.exact and \
                     problem.latent_target is None else None
-                keep = train.KeepFinal()
+                keep = loop.KeepFinal()
                 result, n_calls, secs = run(problem, C, epsilon, line_search,
                                             max_iterations=500 if loss == "div" else 100000, from_state=start,
                                             callbacks=[keep])

@@ -9,7 +9,7 @@
 `python -c pass` and `python -c "import numpy"` are the floor. Targets: learn 10 lines <= 0.5 s, eval of S5
 <= 0.3 s, S1 whole process <= svm_rank's + 0.3 s and training time <= svm_rank's.
 Each command runs as its own process (SVMSTRUCT_RESIDENT=0) and, in a second column, through a running resident
-worker (svmstruct.resident, a private socket directory).
+worker (svmstruct.runtime.resident, a private socket directory).
 Usage: python scripts/bench_startup.py [--runs 5] [--shared ../shared]
 """
 import argparse
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from svmstruct import resident_server
+from svmstruct.runtime import server
 
 ROOT = Path(__file__).resolve().parents[1]
 SVM = str(Path(sys.executable).parent / "svmstruct")
@@ -141,7 +141,7 @@ def main():
                 anchor = wall([str(rank.parent / "trec_eval"), "-m", "map", "-m", "ndcg_cut.10", qrels, run], args.runs)
                 note += f"; trec_eval {anchor:.3f} s (the same scores as a TREC run)"
             rows.append(("eval -m map -m ndcg@10 MQ2008 S5", *evaluate, note))
-        resident_server.stop_servers(sockets, every=True)
+        server.stop_servers(sockets, every=True)
     print(f"median of {args.runs} whole-process runs, warm numba cache; seconds as its own process and through "
           f"the resident worker")
     print(f"{'command':<42} {'own':>8} {'resident':>8}")

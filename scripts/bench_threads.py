@@ -1,4 +1,4 @@
-"""The thread policy's numbers (svmstruct/threads.py), measured here:
+"""The thread policy's numbers (svmstruct/runtime/threads.py), measured here:
 
 1. the start of a parallel region with the OpenMP team asleep (OMP_WAIT_POLICY=PASSIVE, the policy) and
    spinning (ACTIVE, OpenMP's default): a tiny kernel on 1 and 2 threads;
@@ -22,7 +22,10 @@ import experiment
 
 KERNELS = """
 import time, numpy as np, numba
-from svmstruct import api, data, sparse_kernels, threads
+from svmstruct import api
+from svmstruct.io import data
+from svmstruct.runtime import threads
+from svmstruct.train import matvec
 from svmstruct.losses import rank_oracles
 def per(f, *a):
     f(*a); n = 0; t = time.perf_counter()
@@ -33,11 +36,11 @@ rng = np.random.default_rng(0)
 tiny = np.ones((2, 4)); w4 = np.ones(4); out2 = np.empty(2)
 for t in (1, 2):
     numba.set_num_threads(t)
-    print(f"region {t} {per(sparse_kernels._dense_matvec, tiny, w4, out2) * 1e6:.2f}")
+    print(f"region {t} {per(matvec._dense_matvec, tiny, w4, out2) * 1e6:.2f}")
 X = rng.random((20000, 46)); w = rng.random(46); out = np.empty(20000)
 for t in (1, 2):
     numba.set_num_threads(t)
-    print(f"madd {t} {per(sparse_kernels._dense_matvec, X, w, out) / X.size * 1e9:.3f}")
+    print(f"madd {t} {per(matvec._dense_matvec, X, w, out) / X.size * 1e9:.3f}")
 def queries(n_q, l, grades):
     y = np.concatenate([rng.integers(0, grades, size=l) for _ in range(n_q)]).astype(float)
     return data.from_arrays(rng.random((n_q * l, 5)), y, np.repeat(np.arange(n_q), l))

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from svmstruct import api, data  # noqa: E402
+from svmstruct import api
 from svmstruct.diversity import baselines, features, measures  # noqa: E402
 from svmstruct.diversity import qrels as qrels_io
+from svmstruct.io import data  # noqa: E402
 from svmstruct.losses import div  # noqa: E402
 
 from experiment import subset  # noqa: E402

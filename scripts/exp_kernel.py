@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from svmstruct import evaluate, model, selection
-from svmstruct.kernel_map import Spec
-from svmstruct.kernels import Kernel
+from svmstruct import api, model
+from svmstruct.evaluation import tables
+from svmstruct.kernels.kernel_functions import Kernel
+from svmstruct.kernels.nystroem import Spec
 
 import experiment
 
@@ -83,8 +84,6 @@ def measure_of(loss: str) -> str:
 
 def one_split(job) -> tuple:
     dataset_name, split, loss_name, train_files, vali_files, test_files, quick = job
-    from svmstruct import api
-
     start = time.perf_counter()
     train, vali, test = experiment.load_split(train_files, vali_files, test_files)
     loss, opts = api.resolve_loss(loss_name, {})
@@ -97,9 +96,9 @@ def one_split(job) -> tuple:
     best_rbf = None
     for label, kernel in candidates:
         t0 = time.perf_counter()
-        best, _ = selection.select_C(loss, opts, train, vali, measure, grid, None, kernel=kernel)
+        best, _ = api.select_C(loss, opts, train, vali, measure, api.Settings(grid), kernel)
         seconds = time.perf_counter() - t0
-        value = float(evaluate.measure_table(test, model.score(best.model, test), [measure])[measure]["all"])
+        value = float(tables.measure_table(test, model.score(best.model, test), [measure])[measure]["all"])
         row = dict(C=best.C, vali=best.value, test=value, seconds=seconds, learned=best.result.learned)
         if kernel is None:
             rows["linear"] = row

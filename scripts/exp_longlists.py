@@ -16,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from svmstruct import api, data, measures, model, selection
+from svmstruct import api, model
+from svmstruct.evaluation import measures
+from svmstruct.io import data
 
 import experiment
 
@@ -82,7 +84,7 @@ def one_run(job):
     heldout = data.read_svmlight(files["heldout"]) if "heldout" in files else None
     loss, full = api.resolve_loss(loss_name, opts)
     own = loss.measure(full)
-    best, points = selection.select_C(loss, full, train, vali, own, grid, None)
+    best, points = api.select_C(loss, full, train, vali, own, api.Settings(grid))
     r = best.result
     return label, dict(
         own=own, C=best.C, norm=float(np.linalg.norm(best.model.w)), xi=r.xi, gain=r.gain, learned=r.learned,

@@ -16,10 +16,12 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from svmstruct import api, data, measures, model, selection
+from svmstruct import api, model
+from svmstruct.evaluation import measures
+from svmstruct.io import data
 
 # the benchmarks time and measure each command's own process (`/usr/bin/time -v`): not through the resident
-# worker (svmstruct.resident), whose caller process is not the one that works; bench_batch times both
+# worker (svmstruct.runtime.resident), whose caller process is not the one that works; bench_batch times both
 os.environ.setdefault("SVMSTRUCT_RESIDENT", "0")
 
 
@@ -119,7 +121,7 @@ def run(splits, runs, select, reported, base, quick=False, log=sys.stderr):
         for label, (loss_name, opts, grid) in runs.items():
             loss, full_opts = api.resolve_loss(loss_name, opts)
             grid = grid[1:-1:2] if quick else grid
-            best, _ = selection.select_C(loss, full_opts, train, vali, select, grid, None)
+            best, _ = api.select_C(loss, full_opts, train, vali, select, api.Settings(grid))
             train_value = measures.per_query(measures.lookup(select), train.y, model.score(best.model, train),
                                              train.qptr, train.docids).mean()
             chosen[label].append(dict(C=best.C, xi=best.result.xi, norm=float(np.linalg.norm(best.model.w)),

@@ -19,7 +19,9 @@ def main():
     args = parser.parse_args()
     from scipy.stats import spearmanr
 
-    from svmstruct import data, measures, model
+    from svmstruct import model
+    from svmstruct.evaluation import measures
+    from svmstruct.io import data
 
     import reference
     from reference import all_cases, case, certified_weight_distance, classify_log, train_case

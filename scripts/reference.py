@@ -94,7 +94,8 @@ def all_cases():
 
 def train_case(c):
     """Our training of a reference case: (Model, TrainResult)."""
-    from svmstruct import api, data
+    from svmstruct import api
+    from svmstruct.io import data
 
     dataset = data.read_svmlight(str(c.train[0])) if len(c.train) == 1 else concatenated(c.train)
     trained = api.fit(dataset, c.loss, C=c.C, epsilon=c.epsilon)
@@ -104,7 +105,7 @@ def train_case(c):
 def concatenated(paths):
     import tempfile
 
-    from svmstruct import data
+    from svmstruct.io import data
 
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         for p in paths:

@@ -19,16 +19,16 @@ import os
 # Single-threaded BLAS unless the user chose otherwise; must happen before numpy loads its BLAS.
 for _variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
-# numba's OpenMP threads sleep between parallel regions instead of spinning (svmstruct.threads)
+# numba's OpenMP threads sleep between parallel regions instead of spinning (svmstruct.runtime.threads)
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("KMP_BLOCKTIME", "0")
 
 __version__ = "0.3.0"
 
 _EXPORTS = {
-    "read_svmlight": ("svmstruct.data", "read_svmlight"),
-    "from_arrays": ("svmstruct.data", "from_arrays"),
-    "Dataset": ("svmstruct.data", "Dataset"),
+    "read_svmlight": ("svmstruct.io.data", "read_svmlight"),
+    "from_arrays": ("svmstruct.io.data", "from_arrays"),
+    "Dataset": ("svmstruct.io.data", "Dataset"),
     "fit": ("svmstruct.api", "fit"),
     "fit_shards": ("svmstruct.api", "fit_shards"),
     "Model": ("svmstruct.model", "Model"),

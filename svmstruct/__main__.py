@@ -1,3 +1,36 @@
-from svmstruct.command import main
+"""The `svmstruct` command's entry point. A command goes to the resident worker when one serves this
+installation (svmstruct.runtime.resident: no start-up to pay), else runs here; `svmstruct worker ...` (the worker's
+status, stop) always runs here and starts no server. Ctrl-C while the command line interface is still being
+imported (numpy, click: a noticeable time on a busy machine) ends as cleanly as it does later, with exit 130.
+The worker's server (started by resident) runs its callers' commands through the same command line interface."""
+import sys
 
-main()
+
+def main() -> None:
+    try:
+        from svmstruct.runtime import resident
+
+        if sys.argv[1:2] == ["worker"]:  # `svmstruct worker [status|stop] [--all]`
+            from svmstruct.runtime import server
+
+            sys.exit(server.manage(sys.argv[2:]))
+        code = resident.run(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
+        from svmstruct.cli import main as run
+    except KeyboardInterrupt:
+        sys.stderr.write("svmstruct: error: interrupted\n")
+        raise SystemExit(130) from None
+    run()
+
+
+def serve() -> None:
+    """The resident worker's server process (resident._start_server)."""
+    from svmstruct import cli
+    from svmstruct.runtime import server
+
+    server.main(cli.main)
+
+
+if __name__ == "__main__":
+    main()

@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from svmstruct import losses, model, train
-from svmstruct import normalize as normalization
-from svmstruct.data import Dataset, largest_magnitude
-from svmstruct.errors import InputError, NumericalError
-from svmstruct.evaluator import LocalEvaluator
-from svmstruct.loop_state import LoopState
+from svmstruct import losses, model
+from svmstruct.errors import InputError, NumericalError, UsageError
+from svmstruct.io.data import Dataset, largest_magnitude
 from svmstruct.losses.base import Loss
-from svmstruct.options import UsageError
-from svmstruct.problem import TrainingSummary
+from svmstruct.train import loop
+from svmstruct.train import normalize as normalization
+from svmstruct.train.evaluator import LocalEvaluator
+from svmstruct.train.loop_state import LoopState
+from svmstruct.train.problem import TrainingSummary
 
 if TYPE_CHECKING:
-    from svmstruct import kernel_map
+    from svmstruct.kernels import nystroem
 
 
 def resolve_loss(name: str, options: dict | None = None,
@@ -34,6 +34,12 @@ def resolve_loss(name: str, options: dict | None = None,
     except InputError as e:
         raise UsageError(e.message) from None
     return loss, loss.resolve(options or {}, implied, spelling)
+
+
+def loss_options(trained: model.Model) -> dict:
+    """A model's loss options typed (as Option.parse gives them), also for a model read from a file."""
+    loss, implied = losses.lookup(trained.loss)
+    return loss.resolve({k: v for k, v in trained.options.items() if loss.option(k) is not None}, implied)
 
 
 def check_training_parameters(C: float, epsilon: float | None, max_iterations: int) -> None:
@@ -49,11 +55,11 @@ def check_training_parameters(C: float, epsilon: float | None, max_iterations: i
 @dataclass
 class Settings:
     """How to train, validated once (check): the C grid, epsilon (None: the loss's default), the iteration
-    limit, the feature normalisation (svmstruct.normalize), and for one C a checkpoint's arrays to resume
+    limit, the feature normalisation (svmstruct.train.normalize), and for one C a checkpoint's arrays to resume
     from (svmstruct.checkpoint.load) or a checkpoint being written (a Callback of the caller)."""
     grid: list
     epsilon: float | None = None
-    max_iterations: int = train.MAX_ITERATIONS
+    max_iterations: int = loop.MAX_ITERATIONS
     normalize: str = "none"
     resume: dict | None = None
     checkpointed: bool = False
@@ -84,12 +90,12 @@ class LocalSource:
     kernel (kernel_map.Spec) the features are mapped first (the Nystroem stage between data and trainer).
     The other source is svmstruct.distributed.ClusterSource (shards on Dask workers); train_grid takes either."""
 
-    def __init__(self, dataset: Dataset, kernel: kernel_map.Spec | None = None):
+    def __init__(self, dataset: Dataset, kernel: nystroem.Spec | None = None):
         self.dataset = dataset
         self.kernel = kernel
         self.problem = None
 
-    def prepare(self, loss: Loss, opts: dict, normalize: str) -> train.Prepared:
+    def prepare(self, loss: Loss, opts: dict, normalize: str) -> loop.Prepared:
         data = self.dataset
         if loss.needs_qid and not data.has_qid:
             raise InputError(f"loss {loss.name} needs qid:<id> on every line", data.path)
@@ -101,24 +107,24 @@ class LocalSource:
             scale = normalization.global_scale(data)
             data = normalization.scaled(data, scale)
         if self.kernel is not None:
-            from svmstruct import kernel_map
-            from svmstruct.kernels import Rows
+            from svmstruct.kernels import nystroem
+            from svmstruct.kernels.kernel_functions import Rows
 
             self.kernel.check_for(loss, normalize)
             rows = Rows.of(data)
-            mapping = kernel_map.KernelMap.over(self.kernel.kernel, kernel_map.select(
-                self.kernel, rows.size, rows.select, kernel_map.read_basis))
+            mapping = nystroem.KernelMap.over(self.kernel.kernel, nystroem.select(
+                self.kernel, rows.size, rows.select, nystroem.read_basis))
             data = dataclasses.replace(data, X=mapping.map(rows), columns=None)
         self.problem = built = loss.build(data, opts)
-        return train.Prepared(train.Outline.of(built), TrainingSummary.of(data, built), largest, scale, mapping)
+        return loop.Prepared(loop.Outline.of(built), TrainingSummary.of(data, built), largest, scale, mapping)
 
-    def evaluator(self, prepared: train.Prepared) -> LocalEvaluator:
+    def evaluator(self, prepared: loop.Prepared) -> LocalEvaluator:
         assert self.problem is not None
         return LocalEvaluator(self.problem)
 
 
 def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: Iterable = (),
-               on_prepared: Callable[[train.Prepared], None] | None = None) -> Iterator[model.Model]:
+               on_prepared: Callable[[loop.Prepared], None] | None = None) -> Iterator[model.Model]:
     """Train `loss` with resolved options on a training source (LocalSource, distributed.ClusterSource) for
     every C of settings.grid in turn: the problem is built once, and each C trains from w = 0, so that its
     model is the one `learn -c C` writes (a warm start from the previous C stops within that C's tolerance at
@@ -136,7 +142,7 @@ def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: It
         start = LoopState.from_arrays(settings.resume, outline.n, outline.dim, settings.grid[0],
                                       eps * outline.epsilon_scale)
     for C in settings.grid:
-        result = train.optimise(source.evaluator(prepared), outline, C, eps, settings.max_iterations, start=start,
+        result = loop.optimise(source.evaluator(prepared), outline, C, eps, settings.max_iterations, start=start,
                                 callbacks=callbacks)
         start = None
         trained = model.from_training(loss, opts, prepared.summary, result, C, eps, settings.normalize,
@@ -154,14 +160,14 @@ def judge_learning(trained: model.Model, loss: Loss, opts: dict, dataset: Datase
     its training data: the loss's measure of its scores against that of w = 0 (every score tied, broken as
     `eval` breaks them) and of the ideal scores (the labels). Left to the objective's gain when the loss has no
     measure or the data cannot be measured (e.g. docids repeated in a query)."""
-    from svmstruct import evaluate
+    from svmstruct.evaluation import tables
 
     if loss.measure is None:
         return
     name = loss.measure(opts)
     threshold = float(opts.get("rel_threshold") or 0.0)
     try:
-        values = [evaluate.measure_table(dataset, scores, [name], threshold)[name]["all"]
+        values = [tables.measure_table(dataset, scores, [name], threshold)[name]["all"]
                   for scores in (model.score(trained, dataset), np.zeros(dataset.n_docs), dataset.y)]
     except InputError:
         return
@@ -180,13 +186,23 @@ def checked(trained: model.Model) -> model.Model:
 
 
 def train_loss(loss: Loss, opts: dict, data: Dataset, C: float = 1.0, epsilon: float | None = None,
-               max_iterations: int = train.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
-               normalize: str = "none", kernel: kernel_map.Spec | None = None) -> model.Model:
+               max_iterations: int = loop.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
+               normalize: str = "none", kernel: nystroem.Spec | None = None) -> model.Model:
     """Train `loss` with resolved options on `data` for one C (train_grid on a LocalSource; with a kernel,
     over its map)."""
-    callbacks = (train.Progress(progress),) if progress else ()
+    callbacks = (loop.Progress(progress),) if progress else ()
     return next(train_grid(LocalSource(data, kernel), loss, opts, Settings([C], epsilon, max_iterations, normalize),
                            callbacks))
+
+
+def select_C(loss: Loss, opts: dict, data: Dataset, validation: Dataset, measure: str, settings: Settings,
+             kernel: nystroem.Spec | None = None, log: Callable[[str], None] | None = None) -> tuple:
+    """Train for every C of settings.grid (with a kernel: over its map); the model with the best mean `measure`
+    on `validation` (selection.select_model: ties go to the smaller C). Returns (best GridPoint, all GridPoints)."""
+    from svmstruct import selection
+
+    models = train_grid(LocalSource(data, kernel), loss, opts, settings)
+    return selection.select_model(models, validation, measure, float(opts.get("rel_threshold") or 0.0), log)
 
 
 def problem(data: Dataset, loss: str = "errorrate", **options: Any):
@@ -198,8 +214,8 @@ def problem(data: Dataset, loss: str = "errorrate", **options: Any):
 
 
 def fit(data: Dataset, loss: str = "errorrate", C: float = 1.0, epsilon: float | None = None,
-        max_iterations: int = train.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
-        normalize: str = "none", kernel: kernel_map.Spec | None = None, **options: Any) -> model.Model:
+        max_iterations: int = loop.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
+        normalize: str = "none", kernel: nystroem.Spec | None = None, **options: Any) -> model.Model:
     """Train a model on a Dataset (svmstruct.read_svmlight) with the loss called `loss` (a name of
     `svmstruct losses`, e.g. "map", "ndcg@10", "f1") and its options as keywords (beta=2, k=5, ...);
     kernel: a kernel_map.Spec (learn -t) for a kernel expansion over a basis instead of a linear model.
@@ -212,15 +228,15 @@ def fit(data: Dataset, loss: str = "errorrate", C: float = 1.0, epsilon: float |
 
 
 def fit_shards(paths: list, loss: str = "pairs", C: float = 1.0, epsilon: float | None = None,
-               max_iterations: int = train.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
+               max_iterations: int = loop.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
                normalize: str = "none", client=None, workers: int | None = None, scheduler: str | None = None,
                **options: Any) -> model.Model:
-    """fit on shard files read by Dask workers (svmstruct.distributed): on `client` (a distributed.Client of
+    """fit on shard files read by Dask workers (svmstruct.train.distributed): on `client` (a distributed.Client of
     yours), on the cluster at `scheduler`, or on a local cluster of `workers` processes started for the call.
 
     >>> m = svmstruct.fit_shards(["train-0.txt", "train-1.txt"], loss="map", C=10, workers=2)
     """
-    from svmstruct import distributed
+    from svmstruct.train import distributed
 
     spec, opts = resolve_loss(loss, options)
     close = None
@@ -229,7 +245,7 @@ def fit_shards(paths: list, loss: str = "pairs", C: float = 1.0, epsilon: float 
         client, close, threads = distributed.client_for(workers if scheduler is None else None, scheduler)
     try:
         source = distributed.ClusterSource(distributed.Cluster(client, list(paths), threads=threads))
-        callbacks = (train.Progress(progress),) if progress else ()
+        callbacks = (loop.Progress(progress),) if progress else ()
         return next(train_grid(source, spec, opts, Settings([C], epsilon, max_iterations, normalize), callbacks))
     finally:
         if close:

@@ -15,8 +15,8 @@ import click
 import numpy as np
 
 from svmstruct import __version__
-from svmstruct.errors import InputError, SvmStructError
-from svmstruct.options import SCORE_FORMATS, UsageError
+from svmstruct.errors import InputError, SvmStructError, UsageError
+from svmstruct.options import SCORE_FORMATS
 
 DEFAULT_C = 1.0
 ALGORITHMS_1SLACK = ("3", "4")  # svm_perf/svm_struct -w values that mean the 1-slack algorithm
@@ -136,7 +136,7 @@ def _set_threads(ctx, param, threads):
         return
     import numba
 
-    from svmstruct import threads as policy
+    from svmstruct.runtime import threads as policy
 
     available = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
     if threads > available:
@@ -191,12 +191,12 @@ def _default_loss() -> str:
 
 def _has_queries(path: str) -> bool:
     """The first data line of a training file (not stdin) has a qid: the file is queries (a cheap look)."""
-    from svmstruct import io
+    from svmstruct.io import files
 
-    if path == io.STDIO:
+    if path == files.STDIO:
         return False
     try:
-        with io.open_binary(path) as f:
+        with files.open_binary(path) as f:
             head = f.read(1 << 16)
     except Exception:  # noqa: BLE001 - unreadable here: the reader reports it
         return False
@@ -214,7 +214,9 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     """Train on TRAIN_FILE (SVMlight, '-' for stdin; several files are read as one, one after the other)
     and write MODEL_FILE ('-' for stdout). With --workers or --scheduler, every TRAIN_FILE is a shard of
     whole queries that a Dask worker reads."""
-    from svmstruct import api, io, train
+    from svmstruct import api
+    from svmstruct.io import files
+    from svmstruct.train import loop
 
     # everything that can be checked is checked before the data is read
     if algorithm not in ALGORITHMS_1SLACK:
@@ -229,13 +231,13 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     select_measure = _selection_measure(loss, opts, validation_file, select_measure)
     kernel = _kernel_spec(loss, normalize, kernel_type, dict(d=degree, g=gamma, s=coef_lin,
                           r=coef_const, k=basis_size, t=basis_method, f=basis_file))
-    if validation_file == io.STDIO and io.STDIO in train_files:
+    if validation_file == files.STDIO and files.STDIO in train_files:
         raise UsageError("TRAIN_FILE and --validate cannot both be read from stdin")
     _check_sources(loss, opts, train_files, workers, scheduler)
-    io.check_distinct([("MODEL_FILE", model_file), ("--checkpoint", checkpoint_file)],
+    files.check_distinct([("MODEL_FILE", model_file), ("--checkpoint", checkpoint_file)],
                       [*(("TRAIN_FILE", path) for path in train_files), ("--validate", validation_file),
                        ("--subtopics", opts.get("subtopics")), ("--f", basis_file)])
-    io.check_writable(model_file)
+    files.check_writable(model_file)
     saving = _checkpointing(checkpoint_file, resume, settings, dict(
         loss=loss.name, options=opts, C=settings.grid[0], epsilon=settings.epsilon_for(loss), normalize=normalize,
         train_files=list(train_files), precision="float32" if single_precision else "float64",
@@ -246,11 +248,11 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
     if validation_file is not None:
         import numpy as np
 
-        from svmstruct import data
+        from svmstruct.io import data
 
         validation = data.read_svmlight(validation_file, dtype=np.float32 if single_precision else np.float64)
     # progress lines: every iteration at -v 1 (at -v 2 also inside each C of a --validate grid)
-    callbacks = [train.Progress(_progress_printer(verbosity))] if log and (validation is None or verbosity >= 2) \
+    callbacks = [loop.Progress(_progress_printer(verbosity))] if log and (validation is None or verbosity >= 2) \
         else []
     with _training_source(loss, loss_name, train_files, workers, scheduler, single_precision,
                           "dense" if dense else layout, kernel, log) as (source, describe):
@@ -277,13 +279,13 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
             else next(models)
     result = trained.result
     if log and not (validation is not None and verbosity >= 2):  # (-v 2 printed every C's summary)
-        log(train.summary(result))
+        log(loop.summary(result))
     if not result.converged:
         warn(f"training stopped before convergence ({result.status}) after {result.iterations} iterations; "
              f"duality gap {result.primal - result.dual:.6g}"
              + (f"; continue with --checkpoint {checkpoint_file} --resume" if checkpoint_file else ""))
     if not result.learned:
-        warn(train.not_learned(result))
+        warn(loop.not_learned(result))
     skipped, total = trained.summary.skipped, trained.summary.examples
     if skipped:
         warn(f"{skipped} of {total} {'queries' if loss.needs_qid else 'examples'} left out of training: the loss is "
@@ -292,7 +294,7 @@ def learn_command(C, epsilon, loss_name, max_iterations, verbosity, algorithm, m
         trained.trained_in_double_precision()
     trained.save(model_file, model_format)
     if saving is not None and result.converged and (saving.written or settings.resume is not None):
-        io.remove_regular(checkpoint_file)  # this run's or the resumed one's (none if it converged at once)
+        files.remove_regular(checkpoint_file)  # this run's or the resumed one's (none if it converged at once)
 
 
 @contextlib.contextmanager
@@ -301,7 +303,8 @@ def _training_source(loss, loss_name: str, train_files: tuple, workers, schedule
     """(the training source of api.train_grid, a describer of the prepared training set for the log): the
     TRAIN_FILEs read here, or shards read by the workers of a Dask cluster (closed on the way out)."""
     if workers is None and scheduler is None:
-        from svmstruct import api, data, losses
+        from svmstruct import api, losses
+        from svmstruct.io import data
 
         read = [data.read_svmlight(path, dtype=np.float32 if single_precision else np.float64, layout=layout)
                 for path in train_files]
@@ -314,7 +317,7 @@ def _training_source(loss, loss_name: str, train_files: tuple, workers, schedule
         yield api.LocalSource(dataset, kernel), lambda ready: (f"Training set {dataset.path}: {dataset.n_docs} "
                                                                f"documents, {dataset.n_features} features")
         return
-    from svmstruct import distributed
+    from svmstruct.train import distributed
 
     client, close, threads = distributed.client_for(workers, scheduler)
     try:
@@ -340,18 +343,18 @@ def _kernel_spec(loss, normalize: str, kind, given: dict):
         if stray:
             raise UsageError(f"{stray[0]} applies to a kernel: give -t 1 (polynomial), 2 (RBF) or 3 (sigmoid)")
         return None
-    from svmstruct import kernel_map, kernels
+    from svmstruct.kernels import kernel_functions, nystroem
 
     if normalize != "none":
         raise UsageError("--normalize applies to linear models only: with -t, scale the features before training")
     if not loss.plain_features:
         raise UsageError(f"-t: loss {loss.name} builds its own features from the documents; kernels apply to the "
                          "other losses")
-    defaults = kernels.Kernel()
-    kernel = kernels.Kernel(kind, *(defaults.__dict__[field] if given[name] is None else given[name]
+    defaults = kernel_functions.Kernel()
+    kernel = kernel_functions.Kernel(kind, *(defaults.__dict__[field] if given[name] is None else given[name]
                                     for name, field in zip("dgsr", ("degree", "gamma", "coef_lin", "coef_const"))))
-    return kernel_map.Spec(kernel, kernel_map.DEFAULT_SIZE if given["k"] is None else given["k"],
-                           kernel_map.SPREAD if given["t"] is None else given["t"], given["f"],
+    return nystroem.Spec(kernel, nystroem.DEFAULT_SIZE if given["k"] is None else given["k"],
+                           nystroem.SPREAD if given["t"] is None else given["t"], given["f"],
                            size_given=given["k"] is not None).check()
 
 
@@ -359,17 +362,18 @@ def _describe_map(mapping) -> str:
     """'; rbf kernel over 500 basis vectors' for the log of learn -t ('' without a kernel)."""
     if mapping is None:
         return ""
-    from svmstruct import kernels
+    from svmstruct.kernels import kernel_functions
 
     dropped = f" ({mapping.dropped} dependent ones dropped)" if mapping.dropped else ""
-    return (f"; {kernels.NAMES[mapping.kernel.kind]} kernel over {mapping.size} basis vectors{dropped}, mapped in "
-            f"{mapping.seconds:.2f} s")
+    return (f"; {kernel_functions.NAMES[mapping.kernel.kind]} kernel over {mapping.size} basis vectors{dropped}, "
+            f"mapped in {mapping.seconds:.2f} s")
 
 
 def _checkpointing(path, resume: bool, settings, signature: dict):
     """The checkpoint writer (a train.Callback) of --checkpoint, or None; with --resume the checkpoint's
     state goes into settings.resume."""
-    from svmstruct import checkpoint, io
+    from svmstruct.io import files
+    from svmstruct.train import checkpoint
 
     if path is None:
         if resume:
@@ -377,14 +381,14 @@ def _checkpointing(path, resume: bool, settings, signature: dict):
         return None
     if len(settings.grid) > 1:
         raise UsageError("--checkpoint holds one training run: give one -c value, not a --validate grid")
-    if path == io.STDIO:
+    if path == files.STDIO:
         raise UsageError("--checkpoint needs a file, not '-'")
-    io.check_regular_or_absent(path, "--checkpoint")
+    files.check_regular_or_absent(path, "--checkpoint")
     if resume:
         settings.resume = checkpoint.load(path, signature)
     else:
         checkpoint.check_replaceable(path)
-        io.check_writable(path)
+        files.check_writable(path)
     settings.checkpointed = True
     return checkpoint.Writer(path, signature, settings.max_iterations, CHECKPOINT_SECONDS)
 
@@ -408,7 +412,7 @@ def _selection_measure(loss, opts: dict, validation_file, select_measure):
         return None
     select_measure = select_measure or (loss.measure(opts) if loss.measure else None)
     if select_measure is not None:
-        from svmstruct.measures import canonical
+        from svmstruct.evaluation.measures import canonical
 
         select_measure = canonical(select_measure)
     if select_measure is None:
@@ -418,18 +422,18 @@ def _selection_measure(loss, opts: dict, validation_file, select_measure):
 
 
 def _check_sources(loss, opts: dict, train_files: tuple, workers, scheduler) -> None:
-    from svmstruct import io
+    from svmstruct.io import files
 
     if workers is not None and scheduler is not None:
         raise UsageError("--workers starts a local cluster and --scheduler joins an existing one: give one of them")
     if workers is None and scheduler is None:
-        if train_files.count(io.STDIO) > 1:
+        if train_files.count(files.STDIO) > 1:
             raise UsageError("only one TRAIN_FILE can be read from stdin")
         return
-    if io.STDIO in train_files:
+    if files.STDIO in train_files:
         raise UsageError("with --workers or --scheduler the workers read the training files: '-' (stdin) cannot be "
                          "one")
-    from svmstruct import distributed
+    from svmstruct.train import distributed
 
     if scheduler is not None:
         distributed.scheduler_address(scheduler)
@@ -446,11 +450,12 @@ def _warn_if_badly_scaled(largest: float, normalize: str, kernel: bool = False) 
 
 def _select(models, validation, measure: str, opts: dict, log, verbosity: int):
     """The best model of a C grid on the validation data (selection.select_model), logged."""
-    from svmstruct import selection, train
+    from svmstruct import selection
+    from svmstruct.train import loop
 
     summaries = verbosity >= 2
     best, points = selection.select_model(models, validation, measure, float(opts.get("rel_threshold") or 0.0),
-                                          log, (lambda result: log(train.summary(result))) if summaries else None)
+                                          log, (lambda result: log(loop.summary(result))) if summaries else None)
     if log:
         log(f"Selected C {best.C:g} (validation {measure} {best.value:.4f})")
     grid = sorted(point.C for point in points)
@@ -464,12 +469,13 @@ def classify_command(output_format, tag, verbosity, test_file, model_file, outpu
     """Score TEST_FILE with MODEL_FILE (ours or svm_light/svm_perf/svm_rank's); write to OUTPUT (default stdout)."""
     import numpy as np
 
-    from svmstruct import data, io, losses, model, trec
+    from svmstruct import losses, model
+    from svmstruct.io import data, files, trec
 
-    if test_file == io.STDIO and model_file == io.STDIO:
+    if test_file == files.STDIO and model_file == files.STDIO:
         raise UsageError("TEST_FILE and MODEL_FILE cannot both be read from stdin")
-    io.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file), ("MODEL_FILE", model_file)])
-    io.check_writable(output)
+    files.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file), ("MODEL_FILE", model_file)])
+    files.check_writable(output)
     trained = model.load_model(model_file)
     loss = losses.REGISTRY.get(trained.loss)
     formats = loss.formats if loss else SCORE_FORMATS
@@ -492,9 +498,9 @@ def classify_command(output_format, tag, verbosity, test_file, model_file, outpu
         else:
             scores = model.score(trained, dataset)
             text = trec.format_run(dataset, scores, tag) if fmt == "trec" else "".join(f"{s:.8f}\n" for s in scores)
-    io.write_output(output, text)
+    files.write_output(output, text)
     if verbosity >= 1:
-        say(f"Scored {n_docs} documents of {'<stdin>' if test_file == io.STDIO else test_file} with {model_file}")
+        say(f"Scored {n_docs} documents of {'<stdin>' if test_file == files.STDIO else test_file} with {model_file}")
 
 
 def evaluate_command(measure_names, per_query, output_format, rel_threshold, write_qrels, subtopics, alpha, test_file,
@@ -504,9 +510,10 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
     With several prediction files: a paired comparison against the first (means, per-query
     wins/losses, Wilcoxon signed-rank and paired t-test p-values).
     """
-    from svmstruct import data, evaluate, io, measures, trec
+    from svmstruct.evaluation import measures, tables
+    from svmstruct.io import data, files, trec
 
-    if [test_file, *predictions].count(io.STDIO) > 1:
+    if [test_file, *predictions].count(files.STDIO) > 1:
         raise UsageError("only one of TEST_FILE and PREDICTIONS can be read from stdin")
     if len(predictions) > 1 and (per_query or output_format == "trec"):
         raise UsageError(f"{'-q' if per_query else '--format trec'} is for one PREDICTIONS file (trec_eval's lines, "
@@ -528,9 +535,9 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
             except KeyError as e:
                 raise UsageError(e.args[0]) from None
     if write_qrels:
-        io.check_distinct([("--write-qrels", write_qrels)], [("TEST_FILE", test_file), ("--subtopics", subtopics),
+        files.check_distinct([("--write-qrels", write_qrels)], [("TEST_FILE", test_file), ("--subtopics", subtopics),
                                                              *(("PREDICTIONS", path) for path in predictions)])
-        io.check_writable(write_qrels)
+        files.check_writable(write_qrels)
     dataset = data.read_svmlight(test_file, features=bool(subtopics))  # the measures read no feature
     if dataset.targets_only:
         raise InputError("no line has a qid or a feature after its label: this is a predictions file, not "
@@ -539,41 +546,41 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
         from svmstruct.diversity import measures as div_measures
 
         table = div_measures.evaluate_selections(dataset, subtopics, predictions[0], alpha)
-        io.write_output(io.STDIO, evaluate.format_table(table, per_query, output_format))
+        files.write_output(files.STDIO, tables.format_table(table, per_query, output_format))
         return
     if write_qrels:
-        io.write_output(write_qrels, trec.format_qrels(dataset))
-    runs = [(path, evaluate.read_predictions(path, dataset.n_docs)) for path in predictions]
+        files.write_output(write_qrels, trec.format_qrels(dataset))
+    runs = [(path, tables.read_predictions(path, dataset.n_docs)) for path in predictions]
     if len(runs) > 1:
-        comparison = evaluate.compare(dataset, runs, names, rel_threshold)
-        text = evaluate.format_comparison(comparison, "json" if output_format == "json" else "table")
+        comparison = tables.compare(dataset, runs, names, rel_threshold)
+        text = tables.format_comparison(comparison, "json" if output_format == "json" else "table")
     else:
-        table = evaluate.measure_table(dataset, runs[0][1], names, rel_threshold)
-        text = evaluate.format_table(table, per_query, output_format)
-    io.write_output(io.STDIO, text)
+        table = tables.measure_table(dataset, runs[0][1], names, rel_threshold)
+        text = tables.format_table(table, per_query, output_format)
+    files.write_output(files.STDIO, text)
 
 
 def qrels_command(test_file, output):
     """Write TEST_FILE's labels as TREC qrels (`qid 0 docid label`) for trec_eval."""
-    from svmstruct import data, io, trec
+    from svmstruct.io import data, files, trec
 
-    io.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file)])
-    io.check_writable(output)
-    io.write_output(output, trec.format_qrels(data.read_svmlight(test_file, features=False)))
+    files.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file)])
+    files.check_writable(output)
+    files.write_output(output, trec.format_qrels(data.read_svmlight(test_file, features=False)))
 
 
 def div_baseline_command(method, K, output_format, tag, title_offset, doc_features_from, seed, test_file, output):
     """Diverse subsets of TEST_FILE's candidate sets by a baseline of Yue & Joachims 2008 (section 6)."""
-    from svmstruct import data, io
     from svmstruct.diversity import baselines, features, qrels
+    from svmstruct.io import data, files
 
     config = features.FeatureConfig.parse(None, None, title_offset, doc_features_from)
-    io.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file)])
-    io.check_writable(output)
+    files.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file)])
+    files.check_writable(output)
     dataset = data.read_svmlight(test_file)
     size = dataset.n_docs if output_format == "trec" else K
     subsets = baselines.baseline(dataset, method, size, config, seed)
-    io.write_output(output, qrels.format_subsets(dataset, subsets, output_format, tag))
+    files.write_output(output, qrels.format_subsets(dataset, subsets, output_format, tag))
 
 
 def losses_command():
@@ -622,8 +629,8 @@ def build_cli() -> click.Group:
 
 
 def _learn() -> click.Command:
-    from svmstruct import normalize
-    from svmstruct.train import MAX_ITERATIONS
+    from svmstruct.train import normalize
+    from svmstruct.train.loop import MAX_ITERATIONS
 
     learn = learn_command
     for decorator in reversed([

@@ -24,6 +24,12 @@ class InputError(SvmStructError, ValueError):
     exit_code = 1
 
 
+class UsageError(InputError):
+    """An option that is malformed, out of range or does not apply (the CLI exits 2)."""
+
+    exit_code = 2
+
+
 class NumericalError(SvmStructError):
     """Training cannot proceed in floating point (overflow, a QP the solver cannot solve), exit 3."""
 

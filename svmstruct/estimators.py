@@ -17,12 +17,14 @@ import inspect
 
 import numpy as np
 
-from svmstruct import api, data, kernel_map, kernels, model
+from svmstruct import api, model
 from svmstruct.errors import InputError
-from svmstruct.train import MAX_ITERATIONS
+from svmstruct.io import data
+from svmstruct.kernels import kernel_functions, nystroem
+from svmstruct.train.loop import MAX_ITERATIONS
 
-KERNELS = {"linear": 0, "poly": kernels.POLYNOMIAL, "polynomial": kernels.POLYNOMIAL, "rbf": kernels.RBF,
-           "sigmoid": kernels.SIGMOID}
+KERNELS = {"linear": 0, "poly": kernel_functions.POLYNOMIAL, "polynomial": kernel_functions.POLYNOMIAL,
+           "rbf": kernel_functions.RBF, "sigmoid": kernel_functions.SIGMOID}
 KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "n_basis")
 NOT_LOSS_OPTIONS = ("loss", "C", "epsilon", "max_iterations", "single_query", *KERNEL_PARAMS)
 
@@ -71,7 +73,7 @@ class _Linear:
                              f"{loss.name} is a {loss.family} loss")
         return loss, opts
 
-    def _kernel(self, n: int) -> kernel_map.Spec | None:
+    def _kernel(self, n: int) -> nystroem.Spec | None:
         """learn -t's kernel of the parameters (scikit-learn's names: gamma is svm_light's -g for RBF and -s for
         the polynomial and sigmoid kernels, coef0 is -r), None for the linear kernel; a basis of at most the n
         training documents (as scikit-learn's Nystroem)."""
@@ -80,8 +82,9 @@ class _Linear:
         kind = KERNELS[self.kernel]
         if not kind:
             return None
-        kernel = kernels.Kernel(kind, int(self.degree), float(self.gamma), float(self.gamma), float(self.coef0))
-        return kernel_map.Spec(kernel, min(int(self.n_basis), n)).check()
+        kernel = kernel_functions.Kernel(kind, int(self.degree), float(self.gamma), float(self.gamma),
+                                         float(self.coef0))
+        return nystroem.Spec(kernel, min(int(self.n_basis), n)).check()
 
     def _train(self, dataset: data.Dataset) -> None:
         loss, opts = self._loss()
@@ -145,12 +148,13 @@ class _Linear:
         estimator = cls()
         if trained.loss != "svmlight":
             valid = set(cls._param_names())
-            params = {k: v for k, v in trained.loss_options().items() if k in valid and k in trained.options}
+            params = {k: v for k, v in api.loss_options(trained).items() if k in valid and k in trained.options}
             estimator.set_params(loss=trained.loss, C=trained.C if trained.C is not None else 1.0, **params)
         if trained.kernel is not None:
             k = trained.kernel.kernel
-            estimator.set_params(kernel=kernels.NAMES[k.kind], degree=k.degree, coef0=k.coef_const,
-                                 gamma=k.gamma if k.kind == kernels.RBF else k.coef_lin, n_basis=trained.kernel.size)
+            estimator.set_params(kernel=kernel_functions.NAMES[k.kind], degree=k.degree, coef0=k.coef_const,
+                                 gamma=k.gamma if k.kind == kernel_functions.RBF else k.coef_lin,
+                                 n_basis=trained.kernel.size)
         estimator.model_ = trained
         estimator._set_fitted(trained, trained.n_features)
         return estimator
@@ -240,7 +244,7 @@ class SVMPerf(_Linear):
 
     def __init__(self, loss="errorrate", C=1.0, epsilon=None, bias=None, beta=None, p=None, k=None,
                  per_query=None, rel_threshold=None, max_iterations=MAX_ITERATIONS, kernel="linear", gamma=1.0,
-                 degree=3, coef0=1.0, n_basis=kernel_map.DEFAULT_SIZE):
+                 degree=3, coef0=1.0, n_basis=nystroem.DEFAULT_SIZE):
         self.loss = loss
         self.C = C
         self.epsilon = epsilon
@@ -322,7 +326,7 @@ class SVMRank(_Linear):
     def __init__(self, loss="pairs", C=1.0, epsilon=None, k=None, position_weights=None, eru_alpha=None,
                  eru_neutral=None, rel_threshold=None, combo_losses=None, combo_weights=None,
                  max_iterations=MAX_ITERATIONS, kernel="linear", gamma=1.0, degree=3, coef0=1.0,
-                 n_basis=kernel_map.DEFAULT_SIZE, single_query=False):
+                 n_basis=nystroem.DEFAULT_SIZE, single_query=False):
         self.single_query = single_query
         self.combo_losses = combo_losses
         self.combo_weights = combo_weights
@@ -380,6 +384,6 @@ class SVMRank(_Linear):
 
 
 def _mean_measure(name: str, dataset: data.Dataset, scores: np.ndarray) -> float:
-    from svmstruct import evaluate
+    from svmstruct.evaluation import tables
 
-    return float(evaluate.measure_table(dataset, scores, [name])[name]["all"])
+    return float(tables.measure_table(dataset, scores, [name])[name]["all"])

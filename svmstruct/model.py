@@ -91,13 +91,6 @@ class Model:
         """Record that this model won a C grid (learn --validate): the measure, its value, the grid."""
         self.header.update(selected_by=measure, validation_value=float(value), grid=",".join(f"{C:g}" for C in grid))
 
-    def loss_options(self) -> dict:
-        """The loss's options typed (as Option.parse gives them), also for a model read from a file."""
-        from svmstruct import losses
-
-        loss, implied = losses.lookup(self.loss)
-        return loss.resolve({k: v for k, v in self.options.items() if loss.option(k) is not None}, implied)
-
     @property
     def n_features(self) -> int:
         """The highest feature index the model knows."""
@@ -199,7 +192,7 @@ KERNEL_PARAMETERS = ("degree", "gamma", "coef_lin", "coef_const")
 
 
 def _kernel_lines(expansion) -> list:
-    from svmstruct.kernels import NAMES
+    from svmstruct.kernels.kernel_functions import NAMES
 
     k = expansion.kernel
     return [f"kernel {NAMES[k.kind]}", f"kernel.degree {k.degree}",
@@ -219,21 +212,21 @@ def _basis_lines(expansion) -> list:
 
 def save_model(model: Model, path: str, fmt: str = "svmstruct") -> None:
     """Write the model to `path` (`-`: stdout) atomically, in svmstruct's format or svm_light's."""
-    from svmstruct import io
+    from svmstruct.io import files
 
-    io.write_output(path, format_svmlight(model) if fmt == "svmlight" else format_model(model))
+    files.write_output(path, format_svmlight(model) if fmt == "svmlight" else format_model(model))
 
 
 def load_model(path: str) -> Model:
     """Read a model in svmstruct's format or svm_light's linear format (detected from the first line)."""
-    from svmstruct import io
+    from svmstruct.io import files
 
-    with io.open_text(path, "model") as f:
+    with files.open_text(path, "model") as f:
         try:
             lines = f.read().split("\n")
         except OSError as e:
             raise InputError(f"cannot read model: {e.strerror}", path) from None
-    path = io.display_name(path)
+    path = files.display_name(path)
     lines = [line[:-1] if line.endswith("\r") else line for line in lines]
     if lines and lines[-1] == "":
         lines.pop()
@@ -308,9 +301,9 @@ def _parse_svmstruct(lines: list, path: str) -> Model:
 
 def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: str, body: int):
     """The KernelExpansion of a kernel model's `kernel*` header fields and its `basis` lines."""
-    from svmstruct import kernels
+    from svmstruct.kernels import kernel_functions
 
-    names = {name: kind for kind, name in kernels.NAMES.items()}
+    names = {name: kind for kind, name in kernel_functions.NAMES.items()}
     name, line = fields.pop("kernel")
     if name not in names:
         raise InputError(f"unknown kernel '{name}' (one of {', '.join(names)})", path, line)
@@ -346,8 +339,8 @@ def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: st
             indices.append(index_value - 1)
             values.append(_float(value, path, lineno))
         indptr[j + 1] = len(indices)
-    basis = kernels.Basis(indptr, np.array(indices, dtype=np.int32), np.array(values, dtype=np.float64))
-    return kernels.KernelExpansion(kernels.Kernel(names[name], **parameters), basis, coef)
+    basis = kernel_functions.Basis(indptr, np.array(indices, dtype=np.int32), np.array(values, dtype=np.float64))
+    return kernel_functions.KernelExpansion(kernel_functions.Kernel(names[name], **parameters), basis, coef)
 
 
 def _weight_vector(ids: np.ndarray, weights: np.ndarray, n_features: int):
@@ -362,7 +355,7 @@ def _weight_vector(ids: np.ndarray, weights: np.ndarray, n_features: int):
 def _parse_svmlight(lines: list, path: str) -> Model:
     """svm_light V6 model: 10 header lines `value # label`, threshold b on line 11, then SV lines. A linear
     model (kernel type 0) becomes its weight vector; a kernel model (1 polynomial, 2 RBF, 3 sigmoid) keeps its
-    support vectors (svmstruct.kernels)."""
+    support vectors (svmstruct.kernels.kernel_functions)."""
     if len(lines) < 11:
         raise InputError("truncated svm_light model header", path, len(lines))
 
@@ -431,7 +424,7 @@ def _support_vectors(sv_lines: list, highest: int, path: str) -> tuple:
 def _kernel_model(kind: int, parameters: list, alphas: list, rows: list, threshold: float, highest: int,
                   path: str) -> Model:
     """An svm_light kernel model (svmstruct.kernels.KernelExpansion) from its header parameters and SVs."""
-    from svmstruct import kernels
+    from svmstruct.kernels import kernel_functions
 
     degree = _int(parameters[0], path, 3, -(2**31), 2**31 - 1)
     gamma, coef_lin, coef_const = (_float(text, path, line) for text, line in zip(parameters[1:], (4, 5, 6)))
@@ -439,8 +432,8 @@ def _kernel_model(kind: int, parameters: list, alphas: list, rows: list, thresho
     np.cumsum([len(ids) for ids, _ in rows], out=indptr[1:])
     indices = np.concatenate([ids for ids, _ in rows]).astype(np.int32) if rows else np.zeros(0, dtype=np.int32)
     values = np.concatenate([vals for _, vals in rows]) if rows else np.zeros(0, dtype=np.float32)
-    expansion = kernels.KernelExpansion(kernels.Kernel(kind, degree, gamma, coef_lin, coef_const),
-                                        kernels.Basis(indptr, indices, values.astype(np.float32)),
+    expansion = kernel_functions.KernelExpansion(kernel_functions.Kernel(kind, degree, gamma, coef_lin, coef_const),
+                                        kernel_functions.Basis(indptr, indices, values.astype(np.float32)),
                                         np.array(alphas, dtype=np.float64))
     return Model(w=np.zeros(highest), threshold=threshold, loss="svmlight", format="svmlight", kernel=expansion)
 
@@ -557,12 +550,12 @@ def score(model: Model, dataset) -> np.ndarray:
 def _scores(model: Model, dataset) -> np.ndarray:
     import scipy.sparse as sp
 
-    from svmstruct import sparse_ops
+    from svmstruct.train import products
 
     if model.kernel is not None:  # svm_light's kernel model: its expansion over the support vectors
         return model.kernel.scores(dataset) - model.threshold
-    if model.normalize == "query":  # trained on query-normalised features (svmstruct.normalize)
-        from svmstruct import normalize
+    if model.normalize == "query":  # trained on query-normalised features (svmstruct.train.normalize)
+        from svmstruct.train import normalize
 
         dataset = normalize.query_level(dataset)
     w = weights_for(model, dataset)
@@ -572,7 +565,7 @@ def _scores(model: Model, dataset) -> np.ndarray:
             X = X.astype(np.float32)
         else:
             X = sp.csr_matrix((X.data.astype(np.float32), X.indices, X.indptr), shape=X.shape)
-    return sparse_ops.matvec(X, w) - model.threshold
+    return products.matvec(X, w) - model.threshold
 
 
 def weights_for(model: Model, dataset) -> np.ndarray:

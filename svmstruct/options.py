@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from svmstruct.errors import InputError
+from svmstruct.errors import UsageError
 
 # svm_light's number syntax (what strtod reads completely): no underscores, no non-ASCII digits, no spaces; the
 # spellings of what float() reads but is not finite; an integer. The patterns of options, files and models.
@@ -58,12 +58,6 @@ def parse_integer(value: Any) -> int:
     if abs(parsed) > LARGEST_INTEGER:
         raise OverflowError(value)
     return parsed
-
-
-class UsageError(InputError):
-    """An option that is malformed, out of range or does not apply (the CLI exits 2)."""
-
-    exit_code = 2
 
 
 @dataclass(frozen=True)

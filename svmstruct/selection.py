@@ -1,12 +1,15 @@
-"""Training runs as the CLI and the experiment scripts use them: one model, or the best of a C grid
-chosen by a measure on validation data (RankLib's -validate; svm_struct users script it by hand)."""
+"""The best of a C grid chosen by a measure on validation data (learn --validate, api.select_C; RankLib's
+-validate; svm_struct users script it by hand)."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
-from svmstruct import api, evaluate, measures, model, train
-from svmstruct.options import UsageError, parse_number
+from svmstruct import model
+from svmstruct.errors import UsageError
+from svmstruct.evaluation import measures, tables
+from svmstruct.options import parse_number
 
 
 def parse_grid(text: str) -> list:
@@ -32,17 +35,8 @@ def check_measure(name: str) -> None:
 class GridPoint:
     C: float
     value: float
-    result: train.TrainResult
+    result: Any  # train.TrainResult
     model: model.Model
-
-
-def select_C(loss, opts: dict, dataset, validation, measure: str, grid: list, epsilon: float | None,
-             max_iterations: int = train.MAX_ITERATIONS, log=None, normalize: str = "none", kernel=None) -> tuple:
-    """Train for every C of the grid (with a kernel_map.Spec: over its map); keep the model with the best
-    mean `measure` on `validation` (ties: the smaller C). Returns (best GridPoint, all GridPoints)."""
-    models = api.train_grid(api.LocalSource(dataset, kernel), loss, opts,
-                            api.Settings(grid, epsilon, max_iterations, normalize))
-    return select_model(models, validation, measure, float(opts.get("rel_threshold") or 0.0), log)
 
 
 def select_model(models, validation, measure: str, rel_threshold: float = 0.0, log=None, after=None) -> tuple:
@@ -54,7 +48,7 @@ def select_model(models, validation, measure: str, rel_threshold: float = 0.0, l
         C, result = float(trained.C or 0.0), trained.result
         if after:
             after(result)
-        value = evaluate.measure_table(validation, model.score(trained, validation), [measure],
+        value = tables.measure_table(validation, model.score(trained, validation), [measure],
                                        rel_threshold)[measure]["all"]
         points.append(GridPoint(C, value, result, trained))
         if log:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 # Commands run as a user's shell runs them: the installed `svmstruct` command through the resident worker
-# (svmstruct.resident), a server of the suite's own in a private socket directory, stopped when the suite ends.
+# (svmstruct.runtime.resident), a server of the suite's own in a private socket directory, stopped when the suite ends.
 # A test that means the command's own process says so (SVMSTRUCT_RESIDENT=0, invoke(own=True)); invoke_here
 # runs cli.main in the test's process, for the tests that replace a function of the package.
 WORKER_DIR = Path(tempfile.mkdtemp(prefix="svmw"))
@@ -41,9 +41,9 @@ def pytest_terminal_summary(terminalreporter):
 
 
 def pytest_unconfigure(config):
-    from svmstruct import resident_server
+    from svmstruct.runtime import server
 
-    resident_server.stop_servers(str(WORKER_DIR), every=True)
+    server.stop_servers(str(WORKER_DIR), every=True)
     shutil.rmtree(WORKER_DIR, ignore_errors=True)
 
 # tests use the reference-case helpers of scripts/reference.py (scripts never import tests)

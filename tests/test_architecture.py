@@ -1,5 +1,6 @@
-"""The layering docs/ARCHITECTURE.md describes, checked on the source: no import cycle among the package's
-modules (at import time), the trainer independent of the losses, and no loss named in cli.py."""
+"""The layering docs/ARCHITECTURE.md describes, checked on the source: rooms by job (subpackages, few top-level
+modules, short import chains, no import cycle, function-level imports included), small modules and functions,
+the trainer independent of the losses, and no loss named in the command line interface."""
 import ast
 
 from svmstruct import losses
@@ -22,7 +23,7 @@ def top_level_imports(inside_functions=False):
     for name, path in modules.items():
         tree = ast.parse(path.read_text())
         found = set()
-        for node in ast.walk(tree) if inside_functions else tree.body:
+        for node in _statements(tree, inside_functions):
             if isinstance(node, ast.Import):
                 found |= {a.name for a in node.names if a.name in modules}
             elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("svmstruct"):
@@ -31,6 +32,15 @@ def top_level_imports(inside_functions=False):
                     found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
         graph[name] = {m for m in found if m != name}
     return graph
+
+
+def _statements(tree, inside_functions: bool):
+    """The module's statements (with inside_functions: every node) but those under `if TYPE_CHECKING:`, which
+    imports for annotations only and never runs."""
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING") for n in ast.walk(node)}
+    nodes = ast.walk(tree) if inside_functions else tree.body
+    return [node for node in nodes if id(node) not in typing_only]
 
 
 def test_no_import_cycle():
@@ -70,8 +80,8 @@ def reachable(graph, start):
 
 def test_the_trainer_depends_on_the_problem_not_on_the_losses():
     graph = top_level_imports()
-    for module in ("svmstruct.train", "svmstruct.qp", "svmstruct.problem", "svmstruct.loop_state",
-                   "svmstruct.line_search", "svmstruct.evaluator"):
+    for module in ("svmstruct.train.loop", "svmstruct.train.qp", "svmstruct.train.problem",
+                   "svmstruct.train.loop_state", "svmstruct.train.line_search", "svmstruct.train.evaluator"):
         assert not any(m.startswith("svmstruct.losses") for m in reachable(graph, module)), module
 
 
@@ -96,7 +106,7 @@ def all_imports(path):
 
 def test_the_cluster_knows_nothing_of_the_api_above_it():
     """distributed.py is a training source (ClusterSource) that api.train_grid trains on, not a pipeline."""
-    assert not {m for m in all_imports(PACKAGE / "distributed.py") if m.startswith("svmstruct.api")}
+    assert not {m for m in all_imports(PACKAGE / "train" / "distributed.py") if m.startswith("svmstruct.api")}
 
 
 def test_the_model_header_is_read_through_typed_fields_only():
@@ -107,3 +117,44 @@ def test_the_model_header_is_read_through_typed_fields_only():
         uses = [node.lineno for node in ast.walk(ast.parse(path.read_text()))
                 if isinstance(node, ast.Attribute) and node.attr == "header"]
         assert not uses, f"{path.name} reads .header at lines {uses}"
+
+
+def longest_chain(graph) -> list:
+    """The longest chain of imports (the graph has no cycle: test_no_import_cycle_even_inside_functions)."""
+    memo: dict = {}
+
+    def chain(node):
+        if node not in memo:
+            memo[node] = [node, *max((chain(m) for m in graph.get(node, ())), key=len, default=[])]
+        return memo[node]
+
+    return max((chain(node) for node in graph), key=len)
+
+
+def test_rooms_by_job():
+    """At least four subpackages, at most 12 modules at the top, import chains of at most 10 modules."""
+    subpackages = [p.parent for p in PACKAGE.glob("*/__init__.py")]
+    top_level = list(PACKAGE.glob("*.py"))
+    assert len(subpackages) >= 4 and len(top_level) <= 12, (subpackages, top_level)
+    chain = longest_chain(top_level_imports(inside_functions=True))
+    assert len(chain) <= 10, " -> ".join(chain)
+
+
+def test_modules_and_functions_stay_small():
+    """No module over 700 lines; no function over 80 lines or with more than 10 parameters (numba kernels,
+    whose arguments are the arrays they read, excepted)."""
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text()
+        assert text.count("\n") <= 700, path
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            decorators = " ".join(ast.unparse(d) for d in node.decorator_list)
+            if "jit" in decorators or "parallel_kernel" in decorators:
+                continue
+            a = node.args
+            names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs if x.arg not in ("self", "cls")]
+            count = len(names) + (a.vararg is not None) + (a.kwarg is not None)
+            lines = node.end_lineno - node.lineno + 1
+            assert lines <= 80 and count <= 10, f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: " \
+                                                f"{lines} lines, {count} parameters"

@@ -141,10 +141,10 @@ def test_threads_must_be_positive():
 
 @pytest.mark.slow
 def test_after_the_warm_up_no_command_compiles(tmp_path):
-    """`make install` runs `python -m svmstruct.warmup`; afterwards learn (every family), classify and eval
+    """`make install` runs `python -m svmstruct.runtime.warmup`; afterwards learn (every family), classify and eval
     load every numba kernel from the cache (NUMBA_DEBUG_CACHE prints `data saved` when it compiles)."""
     env = {**os.environ, "NUMBA_DEBUG_CACHE": "1"}
-    warm = subprocess.run([sys.executable, "-m", "svmstruct.warmup"], capture_output=True, text=True)
+    warm = subprocess.run([sys.executable, "-m", "svmstruct.runtime.warmup"], capture_output=True, text=True)
     assert warm.returncode == 0, warm.stderr
     runs = [["learn", "-l", loss, "-c", "1", "-v", "0", SMALL / "train.txt", tmp_path / f"{i}.model"]
             for i, loss in enumerate(["ndcg@10", "map", "pairs", "errorrate", "f1", "rocarea", "mrr"])]
@@ -210,7 +210,8 @@ def test_each_c_of_a_grid_trains_the_model_learn_c_writes(loss, tmp_path):
     selection lines aside), what `learn -c C` writes for that C, whatever the grid around it."""
     import numpy as np
 
-    from svmstruct import api, data, model
+    from svmstruct import api, model
+    from svmstruct.io import data
 
     train = data.read_svmlight(str(TRAIN), dtype=np.float32, layout="auto")  # as learn reads it
     loss_, opts = api.resolve_loss(loss, {})
@@ -246,12 +247,12 @@ def test_a_grid_warns_when_its_best_c_is_at_an_end_and_talks_at_v2_and_v3(tmp_pa
 
 
 def test_the_warm_up_run_beside_a_source_copy_compiles_the_installed_one(tmp_path):
-    """`python -m svmstruct.warmup` in a directory holding another copy of the package (a checkout beside a
+    """`python -m svmstruct.runtime.warmup` in a directory holding another copy of the package (a checkout beside a
     regular install) imports that copy first: it must notice and compile the installed one."""
     import shutil
 
     shutil.copytree(ROOT / "svmstruct", tmp_path / "svmstruct", ignore=shutil.ignore_patterns("__pycache__"))
-    code = "from svmstruct import warmup; print(warmup.__file__); print(warmup._installed_elsewhere())"
+    code = "from svmstruct.runtime import warmup; print(warmup.__file__); print(warmup._installed_elsewhere())"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     imported, elsewhere = run.stdout.split()

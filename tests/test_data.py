@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from svmstruct import data
 from svmstruct.errors import InputError
+from svmstruct.io import data
 
 from conftest import DATA, need_shared
 
@@ -281,7 +281,7 @@ def _first_repeat_by_loop(docids, qptr):
 
 @pytest.mark.parametrize("collide", [False, True])
 def test_duplicate_docids_are_found_as_by_a_loop_also_when_hashes_collide(tmp_path, monkeypatch, collide):
-    from svmstruct import documents
+    from svmstruct.io import documents
 
     if collide:  # every docid the same hash: groups of different docids compared as strings
         monkeypatch.setattr(documents.Docids, "hashes", lambda self: np.zeros(len(self), dtype=np.uint64))

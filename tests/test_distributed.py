@@ -1,4 +1,4 @@
-"""Training on a Dask cluster (svmstruct.distributed): a local cluster of 2 worker processes on the
+"""Training on a Dask cluster (svmstruct.train.distributed): a local cluster of 2 worker processes on the
 loopback interface; the same objective and model as one process, a lost worker recovered from."""
 import os
 import signal
@@ -6,14 +6,16 @@ import signal
 import numpy as np
 import pytest
 
-from svmstruct import api, data, train
+from svmstruct import api
 from svmstruct.errors import InputError
+from svmstruct.io import data
+from svmstruct.train import loop
 
 from conftest import ROOT, invoke, invoke_here
 
 pytest.importorskip("distributed")
 
-from svmstruct import distributed  # noqa: E402
+from svmstruct.train import distributed  # noqa: E402
 
 RANKING = ROOT / "data" / "mq2008-small" / "train.txt"
 DIV = ROOT / "data" / "div" / "small"
@@ -52,7 +54,7 @@ def train_both(client, files, name, C, options=None, normalize="none", progress=
     local = api.train_loss(loss, opts, data.concatenate([data.read_svmlight(f) for f in files]), C,
                            normalize=normalize, kernel=kernel)
     cluster = distributed.Cluster(client, files, threads=1)
-    callbacks = [train.Progress(progress)] if progress else []
+    callbacks = [loop.Progress(progress)] if progress else []
     remote = next(api.train_grid(distributed.ClusterSource(cluster, kernel), loss, opts,
                                  api.Settings([C], normalize=normalize), callbacks))
     return local, remote, cluster
@@ -90,8 +92,8 @@ def test_sharded_training_equals_one_process(client, shards, name, C, options, n
 def test_kernel_training_on_shards_equals_one_process(client, shards, name, method):
     """learn -t on shards: the basis drawn from the documents of all shards in order (or by incomplete
     Cholesky over them) is the one-process basis; each shard maps its own documents; the same model."""
-    from svmstruct.kernel_map import Spec
-    from svmstruct.kernels import Kernel
+    from svmstruct.kernels.kernel_functions import Kernel
+    from svmstruct.kernels.nystroem import Spec
 
     spec = Spec(Kernel(2, 3, 0.5, 1.0, 1.0), size=30, method=method)
     local, remote, _ = train_both(client, shards["ranking"], name, 10.0, kernel=spec)
@@ -120,7 +122,7 @@ def test_a_worker_lost_mid_training_is_recovered(client, shards):
     cluster = distributed.Cluster(client, shards["ranking"], threads=1, on_reload=told.append)
     cluster_ref.append(cluster)
     remote = next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([10.0]),
-                                 [train.Progress(kill_at_third)]))
+                                 [loop.Progress(kill_at_third)]))
     assert killed and cluster.traffic.recoveries >= 1
     assert told[0].startswith("lost the worker holding ") and "shard-0.txt" in told[0]
     assert_same_training(local, remote)
@@ -144,7 +146,7 @@ def test_a_shard_lost_too_often_stops_training_without_a_model(client, shards, m
 
     with pytest.raises(distributed.DistributedError, match="lost the worker holding ") as lost:
         next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0]),
-                            [train.Progress(kill_at_second)]))
+                            [loop.Progress(kill_at_second)]))
     assert any(f"lost the worker holding {path} " in str(lost.value) for path in held), (held, str(lost.value))
     assert any(path.endswith("shard-1.txt") for path in held)
     assert distributed.DistributedError("x").exit_code == 5

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmstruct import data
 from svmstruct.diversity import baselines, features, greedy, measures, qrels
 from svmstruct.errors import InputError
+from svmstruct.io import data
 
 from conftest import invoke
 

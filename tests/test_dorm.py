@@ -4,10 +4,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from svmstruct import api, data, measures, model, train
+from svmstruct import api, model
 from svmstruct.errors import InputError
+from svmstruct.evaluation import measures
+from svmstruct.io import data
 from svmstruct.losses import dorm
-from svmstruct.problem import TrainingSummary
+from svmstruct.train import loop
+from svmstruct.train.problem import TrainingSummary
 
 SMALL = Path(__file__).resolve().parents[1] / "data" / "mq2008-small"
 
@@ -48,7 +51,7 @@ def test_training_converges_and_skips_flat_queries(name):
     flat = sum(1 for lo, hi in zip(train_set.qptr[:-1], train_set.qptr[1:])
                if np.all(train_set.y[lo:hi] == train_set.y[lo]))
     assert problem.skipped >= flat and problem.n + problem.skipped == train_set.n_examples
-    result = train.train(problem, 100.0, 0.01)
+    result = loop.train(problem, 100.0, 0.01)
     assert result.converged and np.isfinite(result.w).all()
     assert result.primal - result.dual <= 100.0 * 0.01 * (1 + 1e-9)
     zero_primal = 100.0 * problem.most_violated(np.zeros(train_set.n_docs))[1] / problem.n  # w = 0
@@ -60,7 +63,7 @@ def test_ndcg_training_beats_random_scores_on_the_test_part():
     test_set = data.read_svmlight(str(SMALL / "test.txt"), n_features=train_set.n_features)
     loss, opts = api.resolve_loss("ndcg@10")
     problem = loss.build(train_set, opts)
-    result = train.train(problem, 100.0, 0.001)
+    result = loop.train(problem, 100.0, 0.001)
     trained = model.from_training(loss, opts, TrainingSummary.of(train_set, problem), result, 100.0, 0.001)
     m = measures.lookup("ndcg@10")
     ours = measures.per_query(m, test_set.y, model.score(trained, test_set), test_set.qptr, test_set.docids).mean()
@@ -86,7 +89,7 @@ def test_training_does_not_depend_on_the_order_of_documents_in_a_query(name):
     same model (to round-off), not merely one within the solver's tolerance."""
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     loss, opts = api.resolve_loss(name)
-    results = [train.train(loss.build(ds, opts), 10.0, 0.001)
+    results = [loop.train(loss.build(ds, opts), 10.0, 0.001)
                for ds in (train_set, shuffled_within_queries(train_set, 1), shuffled_within_queries(train_set, 2))]
     for other in results[1:]:
         assert other.iterations == results[0].iterations
@@ -99,7 +102,7 @@ def test_ndcg_model_is_not_degenerate():
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     loss, opts = api.resolve_loss("ndcg@10")
     problem = loss.build(train_set, opts)
-    result = train.train(problem, 10.0, 0.001)
+    result = loop.train(problem, 10.0, 0.001)
     xi_at_zero = problem.most_violated(np.zeros(train_set.n_docs))[1] / problem.n
     assert result.converged and result.outer_steps >= 1
     assert result.xi < xi_at_zero - 0.1
@@ -110,7 +113,7 @@ def test_latent_outer_steps_never_increase_the_objective():
     """CCCP: the objective at the end of each outer step (target fixed, loop converged) does not increase."""
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     loss, opts = api.resolve_loss("ndcg@10")
-    result = train.train(loss.build(train_set, opts), 10.0, 0.001)
+    result = loop.train(loss.build(train_set, opts), 10.0, 0.001)
     ends = [row["primal"] for row in result.history if row["gap"] <= 0.001]
     assert len(ends) == result.outer_steps + 1
     assert all(later <= earlier + 10.0 * 0.001 for earlier, later in zip(ends, ends[1:]))
@@ -201,7 +204,7 @@ def test_did_not_learn_is_judged_by_what_the_model_does_on_its_training_data():
         value, zero, ideal = fitted.result.measured
         assert fitted.result.learned and value > zero + 0.05 and "did_not_learn" not in fitted.header, (name, C)
         if name in ("map", "pairs"):
-            assert fitted.result.gain < train.MIN_GAIN  # the objective alone said "did not learn"
+            assert fitted.result.gain < loop.MIN_GAIN  # the objective alone said "did not learn"
 
 
 def test_validate_marks_the_grid_points_that_did_not_learn(tmp_path):
@@ -220,7 +223,7 @@ def test_the_measure_maps_learn_on_long_lists(name, tmp_path):
     """On 100-candidate queries every listwise loss with its own map ends well below the objective at w = 0."""
     train_set = data.read_svmlight(str(long_list_file(tmp_path / "long.txt")))
     loss, opts = api.resolve_loss(name, {"position_weights": "measure"})
-    result = train.train(loss.build(train_set, opts), 1.0, 0.001)
+    result = loop.train(loss.build(train_set, opts), 1.0, 0.001)
     assert result.converged and result.learned and result.gain > 0.05
 
 

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from svmstruct import data, evaluate, measures
 from svmstruct.errors import InputError
+from svmstruct.evaluation import measures, tables
+from svmstruct.io import data
 
 from conftest import invoke
 
@@ -29,7 +30,7 @@ def test_compare_p_values_equal_scipy_on_the_per_query_values(test_set):
     rng = np.random.default_rng(0)
     a = rng.normal(size=test_set.n_docs)
     b = a + rng.normal(size=test_set.n_docs) * 0.5 + 0.3 * test_set.y
-    result = evaluate.compare(test_set, [("a", a), ("b", b)], ["map", "ndcg@10", "f1"])
+    result = tables.compare(test_set, [("a", a), ("b", b)], ["map", "ndcg@10", "f1"])
     for name in ("map", "ndcg@10"):
         m = measures.lookup(name)
         qa = measures.per_query(m, test_set.y, a, test_set.qptr, test_set.docids)
@@ -45,7 +46,7 @@ def test_compare_p_values_equal_scipy_on_the_per_query_values(test_set):
 
 def test_identical_runs_compare_as_all_ties(test_set):
     s = np.arange(test_set.n_docs, dtype=float)
-    row = evaluate.compare(test_set, [("a", s), ("b", s.copy())], ["map"])["map"][1]
+    row = tables.compare(test_set, [("a", s), ("b", s.copy())], ["map"])["map"][1]
     assert row["ties"] == test_set.n_examples and row["wilcoxon_p"] == 1.0
 
 
@@ -53,14 +54,14 @@ def test_prediction_file_errors(tmp_path):
     path = tmp_path / "p.txt"
     path.write_text("0.5\nabc\n")
     with pytest.raises(InputError) as e:
-        evaluate.read_predictions(str(path), 2)
+        tables.read_predictions(str(path), 2)
     assert e.value.line == 2 and "abc" in e.value.message
     path.write_text("0.5\n")
     with pytest.raises(InputError, match="1 predictions for 2 data lines"):
-        evaluate.read_predictions(str(path), 2)
+        tables.read_predictions(str(path), 2)
     path.write_text("nan\n")
     with pytest.raises(InputError, match="not finite"):
-        evaluate.read_predictions(str(path), 1)
+        tables.read_predictions(str(path), 1)
 
 
 def test_trec_run_piped_into_a_scorer_gives_evals_numbers(tmp_path):

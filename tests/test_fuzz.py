@@ -26,8 +26,9 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
-from svmstruct import data, model
+from svmstruct import model
 from svmstruct.errors import InputError
+from svmstruct.io import data
 
 # FUZZ_NO_SHRINK=1 skips shrinking (for exploratory runs with many failures); FUZZ_SCALE=N runs N times as
 # many examples (longer campaigns). The database is off so that runs leave nothing behind in the worktree.
@@ -661,14 +662,14 @@ def reference_predictions(raw: bytes):
 @settings(max_examples=examples(600), **FAST)
 @given(raw=predictions_file())
 def test_the_prediction_reader_takes_one_finite_number_a_line(workdir, raw):
-    from svmstruct import evaluate
+    from svmstruct.evaluation import tables
 
     path = put(workdir, raw, "p.txt")
     note(repr(raw))
     expected = reference_predictions(raw)
     n = len(expected) if isinstance(expected, list) else raw.count(b"\n") + 1
     try:
-        values = evaluate.read_predictions(path, n)
+        values = tables.read_predictions(path, n)
     except InputError as e:
         if isinstance(expected, list):  # only the count can be wrong, and it is not
             raise AssertionError(f"valid predictions rejected: {e}") from None
@@ -703,19 +704,19 @@ def svmstruct_model(draw):
 @st.composite
 def svmstruct_kernel_model(draw):
     """A kernel model (learn -t): `kernel*` lines and `basis` lines of sparse vectors over increasing indices."""
-    from svmstruct import kernels
+    from svmstruct.kernels import kernel_functions
 
     n_features = draw(st.integers(1, 40))
     rows = draw(st.lists(st.dictionaries(st.integers(0, n_features - 1), FINITE, max_size=5), min_size=1, max_size=5))
     indptr = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
     indices = np.array([j for r in rows for j in sorted(r)], dtype=np.int32)
     values = np.array([r[j] for r in rows for j in sorted(r)], dtype=np.float64)
-    kind = draw(st.sampled_from(sorted(kernels.NAMES)))
-    kernel = kernels.Kernel(kind, draw(st.integers(1, 5)), *(draw(FINITE) for _ in range(3)))
+    kind = draw(st.sampled_from(sorted(kernel_functions.NAMES)))
+    kernel = kernel_functions.Kernel(kind, draw(st.integers(1, 5)), *(draw(FINITE) for _ in range(3)))
     coef = np.array(draw(st.lists(WEIGHT, min_size=len(rows), max_size=len(rows))), dtype=float)
     m = model.Model(w=np.zeros(0), threshold=draw(FINITE), loss=draw(VALUE_TEXT),
                     header=draw(st.dictionaries(KEY, HEADER_VALUE, max_size=3)))
-    m.set_kernel(kernels.KernelExpansion(kernel, kernels.Basis(indptr, indices, values), coef))
+    m.set_kernel(kernel_functions.KernelExpansion(kernel, kernel_functions.Basis(indptr, indices, values), coef))
     m.w = np.zeros(max(n_features, int(indices.max(initial=-1)) + 1))
     return m
 

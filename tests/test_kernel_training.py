@@ -1,14 +1,15 @@
-"""learn -t: the kernels against their definitions, the Nystroem map (svmstruct.kernel_map) against the
+"""learn -t: the kernels against their definitions, the Nystroem map (svmstruct.kernels.nystroem) against the
 Gram matrix it factors, kernel models' files, and the command line's handling of kernels and bad input."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmstruct import api, data, kernel_map, kernels, model
-from svmstruct.errors import InputError
-from svmstruct.kernels import Basis, Kernel, KernelExpansion, Rows, gram
-from svmstruct.options import UsageError
+from svmstruct import api, model
+from svmstruct.errors import InputError, UsageError
+from svmstruct.io import data
+from svmstruct.kernels import kernel_functions, nystroem
+from svmstruct.kernels.kernel_functions import Basis, Kernel, KernelExpansion, Rows, gram
 
 from conftest import ROOT, invoke
 
@@ -51,11 +52,11 @@ def test_gram_matrix_equals_the_kernels_definition(kernel, fill):
 def test_rows_taken_block_by_block_are_the_whole(fill):
     """The map and the expansion's scores convert BLOCK rows at a time (kernels.Rows): the same as at once."""
     rng = np.random.default_rng(5)
-    X = random_rows(rng, kernels.BLOCK + 37, 12, fill)
+    X = random_rows(rng, kernel_functions.BLOCK + 37, 12, fill)
     whole = Basis.of(X)
     kernel = Kernel(2, 3, 0.4, 1.0, 1.0)
     rows = Rows.of(sp.csr_matrix(X) if fill < 1 else X)
-    mapping = kernel_map.KernelMap.over(kernel, rows.select([9, 3, 4000, 4100]))
+    mapping = nystroem.KernelMap.over(kernel, rows.select([9, 3, 4000, 4100]))
     np.testing.assert_array_equal(mapping.map(rows), mapping.map(whole))
     expansion = KernelExpansion(kernel, Basis.of(X[[9, 3, 4100]]), np.array([0.5, -1.0, 2.0]))
     np.testing.assert_allclose(expansion.scores(X), by_definition(kernel, X, X[[9, 3, 4100]]) @ expansion.coef,
@@ -79,7 +80,7 @@ def test_the_map_reproduces_the_kernel_on_the_basis_and_its_expansion_scores_w_d
     sum_j beta_j k(b_j, x) with |beta|_K = |w|."""
     rng = np.random.default_rng(5)
     A = rng.normal(size=(60, 6)) * 0.5
-    mapping = kernel_map.KernelMap.over(kernel, Basis.of(A[:8]))
+    mapping = nystroem.KernelMap.over(kernel, Basis.of(A[:8]))
     phi = mapping.map(Basis.of(A)).astype(np.float64)
     keep = mapping.size
     K = gram(kernel, mapping.basis, mapping.basis)
@@ -93,9 +94,9 @@ def test_the_map_reproduces_the_kernel_on_the_basis_and_its_expansion_scores_w_d
 def test_dependent_basis_vectors_are_dropped():
     """Copies and, for the linear-like polynomial of degree 1, linear combinations add nothing: dropped."""
     A = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [2.0, 3.0]])
-    mapping = kernel_map.KernelMap.over(Kernel(1, 1, 1.0, 1.0, 0.0), Basis.of(A))
+    mapping = nystroem.KernelMap.over(Kernel(1, 1, 1.0, 1.0, 0.0), Basis.of(A))
     assert (mapping.size, mapping.dropped) == (2, 2)
-    rbf = kernel_map.KernelMap.over(Kernel(2, 3, 1.0, 1.0, 1.0), Basis.of(A))
+    rbf = nystroem.KernelMap.over(Kernel(2, 3, 1.0, 1.0, 1.0), Basis.of(A))
     assert (rbf.size, rbf.dropped) == (3, 1)  # only the copy
 
 
@@ -106,7 +107,7 @@ def test_incomplete_cholesky_picks_the_largest_residual_and_stops_when_it_vanish
     distinct = rng.normal(size=(3, 4))
     A = distinct[[0, 1, 2, 1, 0, 2, 2]]
     kernel = Kernel(1, 1, 1.0, 1.0, 0.0)  # linear: residuals are squared distances to the span
-    chosen = kernel_map.incomplete_cholesky(kernel, Basis.of(A), 6)
+    chosen = nystroem.incomplete_cholesky(kernel, Basis.of(A), 6)
     assert len(chosen) == 3 and sorted({tuple(A[i]) for i in chosen}) == sorted(map(tuple, distinct))
     norms = (A ** 2).sum(1)
     assert chosen[0] == int(np.argmax(norms))
@@ -119,20 +120,20 @@ def test_incomplete_cholesky_picks_the_largest_residual_and_stops_when_it_vanish
 def test_select_takes_every_n_over_k_th_document_or_a_small_basis_file_whole():
     """--t 1 is svm_perf's choice: positions floor(0.5 + i n/k) (0, 3, 5, 8 of ten for k = 4)."""
     rows = Basis.of(np.arange(20.0).reshape(10, 2) + 1)
-    chosen = kernel_map.select(kernel_map.Spec(Kernel(), size=4), rows.size, rows.select, None)
+    chosen = nystroem.select(nystroem.Spec(Kernel(), size=4), rows.size, rows.select, None)
     assert chosen.values.reshape(4, 2)[:, 0].tolist() == [1.0, 7.0, 11.0, 17.0]
-    assert kernel_map.evenly_spaced(2933, 100)[:4].tolist() == [0, 29, 59, 88]
+    assert nystroem.evenly_spaced(2933, 100)[:4].tolist() == [0, 29, 59, 88]
     with pytest.raises(InputError, match="--k 11 is larger than the training set"):
-        kernel_map.select(kernel_map.Spec(Kernel(), size=11), rows.size, rows.select, None)
-    small = kernel_map.Spec(Kernel(), size=11, basis_file="f")
-    assert kernel_map.select(small, rows.size, rows.select, lambda path: rows).size == 10
+        nystroem.select(nystroem.Spec(Kernel(), size=11), rows.size, rows.select, None)
+    small = nystroem.Spec(Kernel(), size=11, basis_file="f")
+    assert nystroem.select(small, rows.size, rows.select, lambda path: rows).size == 10
 
 
 @pytest.mark.parametrize("spec, message", [
-    (kernel_map.Spec(Kernel(kind=4)), "user-defined"), (kernel_map.Spec(Kernel(kind=5)), "0 \\(linear\\)"),
-    (kernel_map.Spec(Kernel(kind=2, gamma=0.0)), "gamma > 0"), (kernel_map.Spec(Kernel(kind=2, gamma=-1.0)), "gamma"),
-    (kernel_map.Spec(Kernel(kind=1, degree=0)), "degree of at least 1"), (kernel_map.Spec(Kernel(), size=0), "--k 0"),
-    (kernel_map.Spec(Kernel(), method=3), "--t 3")])
+    (nystroem.Spec(Kernel(kind=4)), "user-defined"), (nystroem.Spec(Kernel(kind=5)), "0 \\(linear\\)"),
+    (nystroem.Spec(Kernel(kind=2, gamma=0.0)), "gamma > 0"), (nystroem.Spec(Kernel(kind=2, gamma=-1.0)), "gamma"),
+    (nystroem.Spec(Kernel(kind=1, degree=0)), "degree of at least 1"), (nystroem.Spec(Kernel(), size=0), "--k 0"),
+    (nystroem.Spec(Kernel(), method=3), "--t 3")])
 def test_bad_kernel_specs_are_usage_errors(spec, message):
     with pytest.raises(UsageError, match=message):
         spec.check()
@@ -140,7 +141,7 @@ def test_bad_kernel_specs_are_usage_errors(spec, message):
 
 def trained_kernel_model(loss="errorrate", **options):
     d = data.read_svmlight(str(SMALL / "train.txt"))
-    spec = kernel_map.Spec(Kernel(2, 3, 0.5, 1.0, 1.0), size=40)
+    spec = nystroem.Spec(Kernel(2, 3, 0.5, 1.0, 1.0), size=40)
     return api.fit(d, loss=loss, C=10, kernel=spec, **options), d
 
 
@@ -165,9 +166,9 @@ def test_a_kernel_model_round_trips_exactly_and_exports_for_svm_perf_classify(tm
 def test_trained_scores_are_the_mapped_linear_scores():
     """What the trainer optimised (w.phi(x) - b) is what the written expansion scores."""
     trained, d = trained_kernel_model("rocarea")
-    spec = kernel_map.Spec(Kernel(2, 3, 0.5, 1.0, 1.0), size=40)
+    spec = nystroem.Spec(Kernel(2, 3, 0.5, 1.0, 1.0), size=40)
     rows = Basis.of_dataset(d)
-    mapping = kernel_map.KernelMap.over(spec.kernel, kernel_map.select(spec, rows.size, rows.select, None))
+    mapping = nystroem.KernelMap.over(spec.kernel, nystroem.select(spec, rows.size, rows.select, None))
     phi = mapping.map(rows).astype(np.float64)
     w = trained.result.w[:-1]  # the weights the trainer found for the mapped features (the bias last)
     np.testing.assert_allclose(mapping.factor.T @ trained.kernel.coef, w, atol=1e-9)  # beta = L'^-1 w
@@ -296,15 +297,15 @@ def test_estimators_take_scikit_learn_kernel_parameters():
 def test_skipping_cholesky_restarted_in_lapack_is_the_one_vector_at_a_time_one(kernel, passes, monkeypatch):
     """Duplicated, dependent and (sigmoid) indefinite basis vectors: LAPACK restarted after each dropped
     vector (then one vector at a time after `passes` drops) keeps the same vectors as the plain loop."""
-    monkeypatch.setattr(kernel_map, "LAPACK_PASSES", passes)
+    monkeypatch.setattr(nystroem, "LAPACK_PASSES", passes)
     rng = np.random.default_rng(11)
     A = random_rows(rng, 60, 6, 0.6)
     A[[7, 19, 33]] = A[[2, 2, 5]]  # duplicates
     A[40] = A[3] + A[4]  # a sum of two others
     K = gram(kernel, Basis.of(A), Basis.of(A))
-    limit = kernel_map.PIVOT_TOLERANCE * max(float(np.max(np.diag(K))), 0.0)
-    expected, _ = kernel_map._sequential_skipping(K, limit)
-    kept, L = kernel_map._cholesky_skipping(K)
+    limit = nystroem.PIVOT_TOLERANCE * max(float(np.max(np.diag(K))), 0.0)
+    expected, _ = nystroem._sequential_skipping(K, limit)
+    kept, L = nystroem._cholesky_skipping(K)
     assert kept == expected and len(kept) < 60
     np.testing.assert_allclose(L @ L.T, K[np.ix_(kept, kept)], atol=1e-9 * np.max(np.abs(K)))
     assert np.all(np.triu(L, 1) == 0)

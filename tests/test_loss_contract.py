@@ -13,8 +13,9 @@ import math
 import numpy as np
 import pytest
 
-from svmstruct import api, data, losses, model
-from svmstruct.options import UsageError
+from svmstruct import api, losses, model
+from svmstruct.errors import UsageError
+from svmstruct.io import data
 
 from conftest import ROOT, invoke
 

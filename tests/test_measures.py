@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from svmstruct import data, evaluate, measures, trec
+from svmstruct.evaluation import measures, tables
+from svmstruct.io import data, trec
 
 from conftest import DATA, REFERENCE, need_shared
 
@@ -45,7 +46,7 @@ def test_trec_names_equal_pytrec_eval_per_query_and_mean(mq2008_test, variant):
     for qid, _, docid, _rank, score, _ in parse_trec(trec.format_run(mq2008_test, scores), 6):
         run.setdefault(qid, {})[docid] = float(score)
     expected = pytrec_eval.RelevanceEvaluator(qrels, set(TREC_MEASURES.values())).evaluate(run)
-    table = evaluate.measure_table(mq2008_test, scores, list(TREC_MEASURES))
+    table = tables.measure_table(mq2008_test, scores, list(TREC_MEASURES))
     for ours, theirs in TREC_MEASURES.items():
         for qid, values in expected.items():  # to the bit: the terms added in trec_eval's order
             assert table[ours][qid] == values[theirs], (ours, qid)
@@ -174,7 +175,7 @@ def test_batch_measures_equal_the_per_query_functions_to_the_bit():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from svmstruct import batch_measures
+    from svmstruct.evaluation import batch_measures
 
     @settings(max_examples=300, deadline=None)
     @given(st.lists(st.integers(1, 9), min_size=1, max_size=12), st.integers(0, 2**32 - 1),

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from svmstruct import io, model
+from svmstruct import model
 from svmstruct.errors import InputError, OutputError
+from svmstruct.io import files
 
 from conftest import REFERENCE, need_shared
 
@@ -44,14 +45,14 @@ def test_failed_write_leaves_no_file(tmp_path, monkeypatch):
 def test_atomic_write_keeps_the_old_file_until_the_rename(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old\n")
-    io.atomic_write(str(target), "new\n")
+    files.atomic_write(str(target), "new\n")
     assert target.read_text() == "new\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
 
 
 def test_write_into_missing_directory_is_an_output_error(tmp_path):
     with pytest.raises(OutputError, match="cannot write"):
-        io.atomic_write(str(tmp_path / "nope" / "m.model"), "x")
+        files.atomic_write(str(tmp_path / "nope" / "m.model"), "x")
 
 
 @pytest.mark.parametrize(
@@ -106,7 +107,7 @@ def svm_light_kernel_model(kind: str, sv_lines: list, parameters=("3", "1", "1",
     ("1", lambda dots: (1 * dots + 1) ** 3), ("2", None), ("3", lambda dots: np.tanh(1 * dots + 1))])
 def test_svm_light_kernel_models_score_their_expansion(tmp_path, kind, expected):
     """score(x) = sum_j alpha_j k(sv_j, x) - b, written from svm_light's kernel definitions."""
-    from svmstruct import data
+    from svmstruct.io import data
 
     path = tmp_path / "k.model"
     path.write_text(svm_light_kernel_model(kind, ["0.5 1:1 3:0.25 #", "-2 2:0.5 4:1 #"]))

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from svmstruct import api, data, model, normalize
+from svmstruct import api, model
+from svmstruct.io import data
+from svmstruct.train import normalize
 
 from conftest import invoke
 

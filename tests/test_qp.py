@@ -4,7 +4,7 @@ import itertools
 import numpy as np
 import pytest
 
-from svmstruct.qp import DualQP, solve_dual
+from svmstruct.train.qp import DualQP, solve_dual
 
 
 def kkt_violation(G, b, C, alpha):

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from svmstruct import data, model
+from svmstruct import model
+from svmstruct.io import data
 
 from conftest import need_shared
 from reference import KERNEL_OPTIONS, all_cases, case, certified_weight_distance, train_case

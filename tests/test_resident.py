@@ -1,4 +1,4 @@
-"""The resident worker (svmstruct.resident, svmstruct.resident_server): commands through it give what their own
+"""The resident worker (svmstruct.runtime.resident, svmstruct.runtime.server): commands through it give what their own
 processes give — outputs, files, exit statuses, errors, signals, descriptors, rights —, and anything it cannot
 do as the own process would is left to the own process. Each test has a private socket directory and stops its
 servers; the rest of the suite goes through the suite's own server (conftest)."""
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from svmstruct import resident, resident_server
+from svmstruct.runtime import resident
+from svmstruct.runtime import server as resident_server
 
 from conftest import COMMAND
 from test_robustness import default_dispositions, files_in, slow_training_set
@@ -173,7 +174,7 @@ def test_a_kernel_the_server_loaded_can_be_called_by_one_compiled_later(tmp_path
         sys.path.insert(0, {str(tmp_path)!r})
         import kernels_for_test as k
         from numba import njit
-        from svmstruct import resident_server
+        from svmstruct.runtime import server as resident_server
         signatures = resident_server._cached_signatures(k.inner)
         assert signatures, "nothing cached"
         for signature in signatures:
@@ -196,17 +197,17 @@ def test_the_server_can_fork_children_that_run_parallel_kernels():
     a parallel kernel ('fork() called from a process already using GNU OpenMP')."""
     code = """if True:
         import os, numpy as np
-        from svmstruct import resident_server
+        from svmstruct.runtime import server as resident_server
         for kernel, signature in resident_server._preload():
             resident_server._load(kernel, signature)
         assert resident_server._safe_to_fork()
-        from svmstruct import sparse_kernels
+        from svmstruct.train import matvec
         pid = os.fork()
         if pid == 0:
             import numba
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
             X, w, out = np.ones((64, 8), dtype=np.float32), np.ones(8), np.empty(64)
-            sparse_kernels._dense_matvec(X, w, out)
+            matvec._dense_matvec(X, w, out)
             os._exit(0 if (out == 8).all() else 1)
         _, status = os.waitpid(pid, 0)
         print(os.waitstatus_to_exitcode(status))

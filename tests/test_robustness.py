@@ -142,7 +142,7 @@ def test_corrupt_gzip_is_an_input_error(tmp_path):
 
 
 def test_out_of_memory_is_one_line(tmp_path, monkeypatch):
-    from svmstruct import data
+    from svmstruct.io import data
 
     def exhausted(*args, **kw):
         raise MemoryError()

@@ -4,7 +4,7 @@ import os
 import numba
 import pytest
 
-from svmstruct import threads
+from svmstruct.runtime import threads
 
 
 @pytest.mark.parametrize("flags, inside", [
@@ -52,9 +52,9 @@ def test_a_parallel_kernel_runs_its_one_thread_twin_for_small_work(monkeypatch):
     """The twin: the same function without parallel=True, the same results to the bit; chosen by for_work."""
     import numpy as np
 
-    from svmstruct import sparse_kernels
+    from svmstruct.train import matvec
 
-    kernel = sparse_kernels._dense_matvec
+    kernel = matvec._dense_matvec
     calls = []
     for name in ("parallel", "one_thread"):
         real = getattr(kernel, name)

@@ -3,7 +3,8 @@ the CLI then accepts the loss and its new option, and the generic contract batte
 import numpy as np
 import pytest
 
-from svmstruct import cli, data, losses, model
+from svmstruct import cli, losses, model
+from svmstruct.io import data
 
 import test_loss_contract as contract
 import toy_loss

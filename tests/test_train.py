@@ -4,9 +4,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from svmstruct import line_search, train
 from svmstruct.errors import InputError
-from svmstruct.loop_state import LoopState, WorkingSet
+from svmstruct.train import line_search, loop
+from svmstruct.train.loop_state import LoopState, WorkingSet
 
 
 def test_working_set_shift_keeps_the_gram_matrix_exact():
@@ -27,7 +27,7 @@ def _ranking_data(scale, seed=0, queries=15, docs=8, features=6):
     """A small ranking set whose features are multiplied by `scale` (LETOR features x 1e6)."""
     import scipy.sparse as sp
 
-    from svmstruct import data
+    from svmstruct.io import data
 
     rng = np.random.default_rng(seed)
     n = queries * docs
@@ -50,7 +50,7 @@ def test_converged_means_a_certified_gap(scale):
 
     loss, opts = api.resolve_loss("pairs")
     problem = loss.build(_ranking_data(scale), opts)
-    result = train.train(problem, 1e4, 0.001, max_iterations=400)
+    result = loop.train(problem, 1e4, 0.001, max_iterations=400)
     eps = 0.001 * problem.epsilon_scale
     if result.converged:
         assert result.primal - result.dual <= 1e4 * eps * (1 + 1e-6) + 1e-12 * abs(result.primal)
@@ -67,8 +67,9 @@ def test_overflowing_features_raise_a_numerical_error_at_once():
 
     import scipy.sparse as sp
 
-    from svmstruct import api, data
+    from svmstruct import api
     from svmstruct.errors import NumericalError
+    from svmstruct.io import data
 
     X = sp.csr_matrix(np.array([[1e200, 1.0, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]))
     docids = data.Docids()
@@ -79,13 +80,13 @@ def test_overflowing_features_raise_a_numerical_error_at_once():
     loss, opts = api.resolve_loss("errorrate")
     start = time.perf_counter()
     with pytest.raises(NumericalError, match="overflows"):
-        train.train(loss.build(ds, {"bias": 1.0}), 1.0, 0.1)
+        loop.train(loss.build(ds, {"bias": 1.0}), 1.0, 0.1)
     assert time.perf_counter() - start < 10
 
 
 def test_qp_on_a_non_finite_gram_matrix_fails_at_once():
-    from svmstruct import qp
     from svmstruct.errors import NumericalError
+    from svmstruct.train import qp
 
     for bad in (np.nan, np.inf):
         G = np.array([[1.0, bad], [bad, 1.0]])
@@ -101,8 +102,9 @@ def test_line_search_finds_the_best_point_of_the_segment(loss_name, seed, close_
     any grid point (it is exact up to round-off on the piecewise quadratic), or than close_enough above
     them when that is what the loop asks (a tenth of its tolerance C epsilon), and its answer at w_t is the
     oracle's there. The segment's points are random, so most steps are strictly inside (0, 1)."""
-    from svmstruct import api, sparse_ops
-    from svmstruct.evaluator import LocalEvaluator
+    from svmstruct import api
+    from svmstruct.train import products
+    from svmstruct.train.evaluator import LocalEvaluator
 
     dataset = _ranking_data(1.0, seed=seed)
     if loss_name in ("errorrate", "f1"):
@@ -117,7 +119,7 @@ def test_line_search_finds_the_best_point_of_the_segment(loss_name, seed, close_
         return delta / n - float(dcoef @ scores) / n
 
     def objective(w):
-        return 0.5 * float(w @ w) + C * max(0.0, value(sparse_ops.matvec(X, w)))
+        return 0.5 * float(w @ w) + C * max(0.0, value(products.matvec(X, w)))
 
     for _ in range(5):
         w_b, w_t = rng.normal(size=X.shape[1]), 3 * rng.normal(size=X.shape[1])
@@ -130,10 +132,10 @@ def test_line_search_finds_the_best_point_of_the_segment(loss_name, seed, close_
         assert 0.0 <= step <= 1.0
         w = w_b + step * (w_t - w_b)
         assert f == pytest.approx(objective(w), rel=1e-12, abs=1e-12)
-        assert slack == pytest.approx(value(sparse_ops.matvec(X, w)), rel=1e-9, abs=1e-12)
+        assert slack == pytest.approx(value(products.matvec(X, w)), rel=1e-9, abs=1e-12)
         grid = min(objective(w_b + t * (w_t - w_b)) for t in np.linspace(0.0, 1.0, 2001))
         assert f <= grid + 1e-9 * abs(grid) + close_enough * abs(objective(w_b))
-        assert at_t.delta / n - at_t.margin / n == pytest.approx(value(sparse_ops.matvec(X, w_t)), rel=1e-12,
+        assert at_t.delta / n - at_t.margin / n == pytest.approx(value(products.matvec(X, w_t)), rel=1e-12,
                                                                  abs=1e-12)
 
 
@@ -148,8 +150,8 @@ def test_ocas_and_the_plain_loop_reach_the_same_optimum(loss_name):
         dataset.y[:] = np.where(dataset.y > 0, 1.0, -1.0)
     loss, opts = api.resolve_loss(loss_name)
     C, eps = 100.0, 0.001
-    plain = train.train(loss.build(dataset, opts), C, eps, line_search=False)
-    ocas = train.train(loss.build(dataset, opts), C, eps, line_search=True)
+    plain = loop.train(loss.build(dataset, opts), C, eps, line_search=False)
+    ocas = loop.train(loss.build(dataset, opts), C, eps, line_search=True)
     tolerance = C * eps * loss.build(dataset, opts).epsilon_scale * (1 + 1e-6)
     assert plain.converged and ocas.converged
     assert ocas.primal - ocas.dual <= tolerance
@@ -163,38 +165,39 @@ def test_ocas_and_the_plain_loop_reach_the_same_optimum(loss_name):
     ("ndcg@10", {"position_weights": "measure"}, 12), ("ndcg@10", {}, 5)])
 def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_name, options, stop_at, tmp_path):
     """The state handed to `checkpoint` at the iteration limit, written and read back by
-    svmstruct.checkpoint, continues to the same model (ndcg@10 across CCCP re-imputations; stopped where it
+    svmstruct.train.checkpoint, continues to the same model (ndcg@10 across CCCP re-imputations; stopped where it
     was to re-impute, the resumed run spends one iteration re-solving the QP first)."""
-    from svmstruct import api, checkpoint
+    from svmstruct import api
+    from svmstruct.train import checkpoint
 
     dataset = _ranking_data(1.0, seed=7, queries=20)
     loss, opts = api.resolve_loss(loss_name, options)
     C, eps = 10.0, loss.default_epsilon
-    whole = train.train(loss.build(dataset, opts), C, eps)
+    whole = loop.train(loss.build(dataset, opts), C, eps)
     assert whole.iterations > stop_at
     states: list = []
 
-    class Saved(train.Callback):
+    class Saved(loop.Callback):
         def resumable(self, state, seconds):
             states.append(state.to_arrays(seconds))
 
-    first = train.train(loss.build(dataset, opts), C, eps, max_iterations=stop_at, callbacks=[Saved()])
+    first = loop.train(loss.build(dataset, opts), C, eps, max_iterations=stop_at, callbacks=[Saved()])
     assert first.status == "iteration limit" and int(states[-1]["iteration"]) == stop_at
     path = str(tmp_path / "run.ckpt")
     checkpoint.save(path, states[-1], {"run": loss_name})
     problem = loss.build(dataset, opts)
-    outline = train.Outline.of(problem)
+    outline = loop.Outline.of(problem)
 
     def resumed_from(arrays, C):
         return LoopState.from_arrays(arrays, outline.n, outline.dim, C, eps * outline.epsilon_scale)
 
-    resumed = train.train(problem, C, eps, start=resumed_from(checkpoint.load(path, {"run": loss_name}), C))
+    resumed = loop.train(problem, C, eps, start=resumed_from(checkpoint.load(path, {"run": loss_name}), C))
     assert resumed.converged and resumed.iterations == whole.iterations + (len(states[-1]["cuts"]) == 0)
     assert resumed.outer_steps == whole.outer_steps
     assert resumed.primal == pytest.approx(whole.primal, rel=1e-9)
     assert np.abs(resumed.w - whole.w).max() <= 1e-7 * np.abs(whole.w).max()
     with pytest.raises(InputError, match="another training problem"):
-        train.train(problem, 2 * C, eps, start=resumed_from(checkpoint.load(path, {"run": loss_name}), 2 * C))
+        loop.train(problem, 2 * C, eps, start=resumed_from(checkpoint.load(path, {"run": loss_name}), 2 * C))
     with pytest.raises(InputError, match=r"belongs to another run \(run differ\)"):
         checkpoint.load(path, {"run": "other"})
 
@@ -212,7 +215,7 @@ def test_a_c_grid_warm_started_from_the_previous_c_reaches_the_same_optima(loss_
     loss, opts = api.resolve_loss(loss_name)
     grid = [0.1, 1.0, 10.0, 100.0]
     warm = [m.result for m in api.train_grid(api.LocalSource(dataset), loss, opts, api.Settings(grid, 0.001))]
-    cold = [train.train(loss.build(dataset, opts), C, 0.001) for C in grid]
+    cold = [loop.train(loss.build(dataset, opts), C, 0.001) for C in grid]
     scale = loss.build(dataset, opts).epsilon_scale
     for C, w, c in zip(grid, warm, cold):
         tolerance = C * 0.001 * scale * (1 + 1e-6)
@@ -242,7 +245,7 @@ def test_a_callback_sees_every_iteration_without_touching_the_trainer():
     dataset = _ranking_data(1.0, seed=3, queries=20)
     loss, opts = api.resolve_loss("map")
 
-    class Norms(train.Callback):
+    class Norms(loop.Callback):
         def __init__(self):
             self.norms, self.final = [], None
 
@@ -253,7 +256,7 @@ def test_a_callback_sees_every_iteration_without_touching_the_trainer():
             self.final = state
 
     norms = Norms()
-    result = train.train(loss.build(dataset, opts), 10.0, 0.001, callbacks=[norms])
+    result = loop.train(loss.build(dataset, opts), 10.0, 0.001, callbacks=[norms])
     assert [i for i, _ in norms.norms] == list(range(1, result.iterations + 1))
     assert norms.norms[-1][1] == pytest.approx(float(np.linalg.norm(result.w)))
     assert norms.final is not None and norms.final.iteration == result.iterations
@@ -267,7 +270,7 @@ def test_fit_refuses_weights_that_are_not_finite_as_learn_does(monkeypatch, tmp_
     from conftest import ROOT
     from conftest import invoke_here as invoke
 
-    real = train.optimise
+    real = loop.optimise
 
     def overflowing(*args, **kwargs):
         result = real(*args, **kwargs)
@@ -275,7 +278,7 @@ def test_fit_refuses_weights_that_are_not_finite_as_learn_does(monkeypatch, tmp_
         result.w[0] = np.inf
         return result
 
-    monkeypatch.setattr(train, "optimise", overflowing)
+    monkeypatch.setattr(loop, "optimise", overflowing)
     dataset = _ranking_data(1.0, seed=5, queries=10)
     with pytest.raises(NumericalError, match="not finite") as from_python:
         svmstruct.fit(dataset, loss="pairs", C=1.0)
@@ -292,7 +295,7 @@ def test_single_precision_storage_trains_the_model_of_the_same_values_in_double(
     import dataclasses
 
     import svmstruct
-    from svmstruct import data
+    from svmstruct.io import data
 
     single = data.read_svmlight(str(Path(__file__).resolve().parents[1] / "data" / "mq2008-small" / "train.txt"),
                                 dtype=np.float32, layout=layout)

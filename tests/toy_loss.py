@@ -9,7 +9,7 @@ import numpy as np
 
 from svmstruct.losses.base import Loss
 from svmstruct.options import Option, positive_int
-from svmstruct.problem import Reference, TrainingProblem
+from svmstruct.train.problem import Reference, TrainingProblem
 
 MARGIN = Option("toy_option", ("--toy-option",), "int", "the margin a document needs (toy)", default=1,
                 check=positive_int, metavar="M")

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from svmstruct.diversity import qrels
 from svmstruct.errors import InputError
 
 if TYPE_CHECKING:
@@ -175,8 +174,9 @@ def document_features(X: sp.csr_matrix, config: FeatureConfig) -> sp.csr_matrix 
     return X.tocsr()[:, config.doc_features_from - 1:]
 
 
-def candidate_sets(data, config, covering=None, subtopics_path=""):
-    """Prepared candidate sets and the design matrix Z (units, then document rows for psi)."""
+def candidate_sets(data, config, subtopics=None):
+    """Prepared candidate sets and the design matrix Z (units, then document rows for psi); subtopics(lo, hi):
+    the subtopics of the documents lo..hi and their weights (qrels.subtopic_matrix), for training."""
     import scipy.sparse as sp
 
     if not data.has_qid:
@@ -190,8 +190,8 @@ def candidate_sets(data, config, covering=None, subtopics_path=""):
     for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):
         doc_units, unit_features = build_candidate_set(data.X, int(lo), int(hi), config, width)
         topics = weights = None
-        if covering is not None:
-            topics, weights = qrels.subtopic_matrix(data, int(lo), int(hi), covering, subtopics_path)
+        if subtopics is not None:
+            topics, weights = subtopics(int(lo), int(hi))
         sets.append(CandidateSet(int(lo), int(hi), doc_units, unit_features, topics, weights))
         blocks.append(unit_features)
     unit_rows = sum(b.shape[0] for b in blocks)

@@ -1,11 +1,14 @@
 """Greedy selection of a diverse subset (Yue & Joachims 2008, Algorithm 1): prediction and the oracle."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from svmstruct.diversity.features import CandidateSet
+if TYPE_CHECKING:
+    from svmstruct.diversity.features import CandidateSet
 
 
 @njit(cache=True)

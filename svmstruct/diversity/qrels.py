@@ -9,9 +9,9 @@ from svmstruct.errors import InputError
 def read_subtopics(path: str) -> dict:
     """TREC diversity qrels `qid subtopic docid judgment` -> {(qid, docid): set of subtopics} (judgment > 0)."""
     covering: dict = {}
-    from svmstruct import io
+    from svmstruct.io import files
 
-    with io.open_text(path, "subtopics") as f:
+    with files.open_text(path, "subtopics") as f:
         for lineno, line in enumerate(f, 1):
             parts = line.split()
             if not parts or parts[0].startswith("#"):
@@ -50,7 +50,7 @@ def subtopic_matrix(dataset, lo: int, hi: int, covering: dict, path: str):
 
 def check_docids(dataset, covering: dict, path: str) -> None:
     """Every judged (qid, docid) must be a document of the data file, and a docid one document."""
-    from svmstruct.documents import check_unique_docids
+    from svmstruct.io.documents import check_unique_docids
 
     check_unique_docids(dataset)
     known = {(int(q), d) for q, d in zip(dataset.qid, dataset.docids)}
@@ -63,10 +63,10 @@ def check_docids(dataset, covering: dict, path: str) -> None:
 
 def read_selections(path: str) -> dict:
     """{qid: [docid, ...]} from `qid docid docid ...` lines."""
-    from svmstruct import io
+    from svmstruct.io import files
 
     out = {}
-    with io.open_text(path, "selections") as f:
+    with files.open_text(path, "selections") as f:
         for lineno, line in enumerate(f, 1):
             parts = line.split()
             if not parts:
@@ -80,7 +80,7 @@ def read_selections(path: str) -> dict:
 
 def format_subsets(data, subsets, fmt: str = "selections", tag: str = "svmstruct") -> str:
     """[(qid, [row indices])] as `qid docid ...` lines, or with fmt 'trec' as a TREC run in that order."""
-    from svmstruct.documents import check_unique_docids
+    from svmstruct.io.documents import check_unique_docids
 
     check_unique_docids(data)
     lines: list[str] = []

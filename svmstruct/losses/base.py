@@ -5,7 +5,7 @@ A loss is a `Loss` value listed in its family module's LOSSES; svmstruct/losses/
 family modules. It declares
 - its names (canonical, aliases such as svm_perf's numeric codes) and default epsilon;
 - its options (svmstruct.options.Option: typed, checked, with defaults), the only ones it accepts;
-- `build(dataset, opts) -> TrainingProblem`: the design matrix, n and the oracle (svmstruct.problem);
+- `build(dataset, opts) -> TrainingProblem`: the design matrix, n and the oracle (svmstruct.train.problem);
 - `output`: what the oracle maximises over, for the generic exhaustive tests: "labeling" (one binary
   variable per document or per pair), "ranking" (a permutation) or "subset" (K documents);
 - `measure(opts)`: the `eval` measure the loss stands for (C selection, the estimators' score);
@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from svmstruct.options import SCORE_FORMATS, Option, UsageError
+from svmstruct.errors import UsageError
+from svmstruct.options import SCORE_FORMATS, Option
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Loss:
 
     def decomposes(self, opts: dict) -> bool:
         """The oracle treats every query (candidate set) on its own: a file split into shards of whole
-        queries trains the same model (svmstruct.distributed). svm_perf's losses do with --per-query."""
+        queries trains the same model (svmstruct.train.distributed). svm_perf's losses do with --per-query."""
         return self.needs_qid or bool(opts.get("per_query"))
 
     def option(self, name: str) -> Option | None:

@@ -9,7 +9,7 @@ n the queries of the training data (a query a loss leaves out, e.g. map's withou
 to its sum). In the 1-slack form the constraint is the weighted sum of the components' 1-slack constraints, so
 the most violated one is each component's most violated output (every oracle exact): most_violated sums
 lambda_m times each component's (dcoef, Delta sum). Every weight is independent of how the queries are split,
-so shards of whole queries train the same model (svmstruct.distributed). The weights
+so shards of whole queries train the same model (svmstruct.train.distributed). The weights
 lambda (--combo-weights) default to 1/M each, so Delta and C are on the scale of one loss. Components are the
 losses that rank the documents of a query by w.x (needs qid); a component with a latent target (DORM's
 positional maps) contributes its re-imputed target with the same weight. C is selected (--validate) and the
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmstruct.errors import InputError
+from svmstruct.errors import InputError, UsageError
 from svmstruct.losses.base import Loss
-from svmstruct.options import REL_THRESHOLD, Option, UsageError, parse_number
-from svmstruct.problem import Reference, TrainingProblem
+from svmstruct.options import REL_THRESHOLD, Option, parse_number
+from svmstruct.train.problem import Reference, TrainingProblem
 
 DEFAULT_COMPONENTS = "ndcg@10,mrr,map"
 

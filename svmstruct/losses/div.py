@@ -16,7 +16,7 @@ from svmstruct.diversity.features import candidate_sets, split_scores
 from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
 from svmstruct.options import K, Option, at_least, positive_int
-from svmstruct.problem import Reference, TrainingProblem
+from svmstruct.train.problem import Reference, TrainingProblem
 
 
 def _check_config(levels: str | None = None, thresholds: str | None = None):
@@ -72,7 +72,8 @@ def build(data, opts: dict) -> TrainingProblem:
     config = config_from(opts)
     covering = qrels.read_subtopics(path)
     qrels.check_docids(data, covering, path)
-    sets, Z, unit_rows = candidate_sets(data, config, covering, path)
+    sets, Z, unit_rows = candidate_sets(data, config,
+                                        lambda lo, hi: qrels.subtopic_matrix(data, lo, hi, covering, path))
     zero = np.zeros(Z.shape[0])
     target = np.zeros(Z.shape[0])  # cover(y) of the correct subsets
     own_losses = []  # their own losses: Delta is taken relative to them (Le & Smola's z0, Lemma 1)

@@ -14,7 +14,7 @@ from svmstruct.errors import InputError
 from svmstruct.losses import perf_codes as po
 from svmstruct.losses.base import Loss
 from svmstruct.options import LARGEST_SCALE, REL_THRESHOLD, K, Option, above_at_most, between
-from svmstruct.problem import Reference, TrainingProblem
+from svmstruct.train.problem import Reference, TrainingProblem
 
 BIAS = Option("bias", ("--b",), "float", "value of the constant feature appended to every document (svm_perf --b; "
               "0: no bias); its weight is regularised and becomes the threshold", default=1.0,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmstruct import threads
 from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
-from svmstruct.problem import Reference, TrainingProblem
+from svmstruct.runtime import threads
+from svmstruct.train.problem import Reference, TrainingProblem
 
 
 def _pairs_builder(per_query_average: bool):

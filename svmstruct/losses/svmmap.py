@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmstruct import threads
 from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
 from svmstruct.options import REL_THRESHOLD
-from svmstruct.problem import Reference, TrainingProblem
+from svmstruct.runtime import threads
+from svmstruct.train.problem import Reference, TrainingProblem
 
 
 def build(data, opts: dict) -> TrainingProblem:

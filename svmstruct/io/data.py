@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmstruct import io
-from svmstruct import threads as policy
-from svmstruct.documents import Dataset, Docids, check_unique_docids, docid_from_comment, group_queries  # noqa: F401
 from svmstruct.errors import InputError
+from svmstruct.io import files
+from svmstruct.io.documents import Dataset, Docids, check_unique_docids, docid_from_comment, group_queries  # noqa: F401
 from svmstruct.options import NON_FINITE, NUMBER
+from svmstruct.runtime import threads as policy
 
 CHUNK = 1 << 22  # bytes of text parsed per kernel call (threads + 1 in flight): memory stays near the final arrays
 # values the kernel's fast path leaves to Python: plain decimals only (float() would also take '1_0',
@@ -102,7 +102,7 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
 def _read(path: str, n_features: int | None, dtype, layout: str) -> Dataset:
     """read_svmlight by the parsing kernels (numba), in two passes."""
     name = "<stdin>" if path == "-" else path
-    with io.open_binary(path) as f:
+    with files.open_binary(path) as f:
         seekable = path != "-" and not isinstance(f, gzip.GzipFile) and f.seekable()  # not: a pipe, a FIFO
         dataset = _read_from(f, name, seekable, n_features, dtype, layout)
     assert dataset is not None
@@ -192,7 +192,7 @@ def read_parts(path: str, dtype=np.float32, part_bytes: int | None = None):
     with_qid = None  # the first part's
     last_qid = None  # the qid of the last row so far (its query may go on in the next part)
     first_seen: dict = {}  # qid -> the line of its query's first row
-    with io.open_binary(path) as f:
+    with files.open_binary(path) as f:
         # one reused buffer (fresh memory costs page faults: ~3 s a GB on this project's machine)
         for part in _complete_chunks(f, name, size=part_bytes or PART_BYTES):
             d = _read_from(_PartReader(part), name, True, None, dtype, "sparse", first_line, empty_ok=True)
@@ -256,7 +256,7 @@ def _read_labels(path: str, dtype) -> Dataset:
     rows = first_line = 0
     docids = Docids()
     more_than_targets = False  # a line with a token after its target (a qid, a feature): labelled data
-    with io.open_binary(path) as f, ThreadPoolExecutor(threads) as pool:
+    with files.open_binary(path) as f, ThreadPoolExecutor(threads) as pool:
         size = None if path == "-" else _plain_size(f)
         parse = lambda buf: _parse_alone(buf, name)  # noqa: E731
         for buf, (chunk, calls, lines_in) in _in_order(pool, threads, parse, _complete_chunks(f, name, threads + 2)):
@@ -319,7 +319,7 @@ def _check_single_precision(values: np.ndarray, dense: bool, indptr: np.ndarray,
 
 def _message(code: int) -> str:
     """The text of a parsing kernel's error code ({tok}: the token, {last}: the index before it)."""
-    from svmstruct import svmlight_parser as parser
+    from svmstruct.io import svmlight_parser as parser
 
     return {
         parser.BAD_TARGET: "bad target '{tok}'",
@@ -391,7 +391,7 @@ def _in_order(pool, threads: int, work, items):
 
 
 def _count(buf: bytes):
-    from svmstruct import svmlight_parser as parser
+    from svmstruct.io import svmlight_parser as parser
 
     return parser.count_lines(np.frombuffer(buf, dtype=np.uint8), len(buf))
 
@@ -411,7 +411,7 @@ def _parse_calls(buf, line: int, row: int, nz: int, out: _Arrays, name: str, gro
     """(the kernel's calls, out, lines parsed) over buf from (line, row, nz); a FULL call is followed by one with
     twice the fallback room, or, when the rows are full, with out's per-row arrays twice as long (grow) — in
     two passes they are sized by the count, so full rows mean the file changed."""
-    from svmstruct import svmlight_parser as parser
+    from svmstruct.io import svmlight_parser as parser
 
     arr = np.frombuffer(buf, dtype=np.uint8)
     calls = []
@@ -449,7 +449,7 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
     """In file order: convert the tokens off the kernel's fast path and add the docids of the chunk's rows
     (out's rows first_row: on); its first problem, (line, message), if it has one (the line found from the
     problem's byte position and the lines before the chunk)."""
-    from svmstruct import svmlight_parser as parser
+    from svmstruct.io import svmlight_parser as parser
 
     arr = np.frombuffer(buf, dtype=np.uint8)
     flat = out.X.reshape(-1) if out.dense else out.values

@@ -101,7 +101,7 @@ def same_file(output: str, other: str, other_is_input: bool = True) -> bool:
 def check_distinct(outputs: list, inputs: list) -> None:
     """Refuse, before anything is read or written, an output that is one of the command's inputs or another
     of its outputs (lists of (what it is, path); None paths are absent): UsageError naming both."""
-    from svmstruct.options import UsageError
+    from svmstruct.errors import UsageError
 
     outputs = [(name, path) for name, path in outputs if path is not None]
     inputs = [(name, path) for name, path in inputs if path is not None]
@@ -116,7 +116,7 @@ def check_distinct(outputs: list, inputs: list) -> None:
 def check_regular_or_absent(path: str, what: str) -> None:
     """A file the command will create, replace and remove (learn's checkpoint) must be a regular file or not
     exist: never a device, FIFO, directory or symlink, which removing or replacing would destroy (UsageError)."""
-    from svmstruct.options import UsageError
+    from svmstruct.errors import UsageError
 
     try:
         mode = os.lstat(path).st_mode

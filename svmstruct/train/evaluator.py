@@ -4,12 +4,12 @@ The loop moves two points in weight space: w_b, the best point so far, and w_t, 
 asks for the most violated output at points of the segment between them, whose scores are
 s_b + step (s_t - s_b) (step 1 is w_t itself), and for the cutting planes of some of those answers. It
 never sees a score or a dcoef: an evaluator keeps them, so the same loop runs in one process
-(LocalEvaluator) or over the shards of a cluster (svmstruct.distributed, which sums the shards' answers),
+(LocalEvaluator) or over the shards of a cluster (svmstruct.train.distributed, which sums the shards' answers),
 where per call only w or a step goes out and a few numbers (a d-vector for a cutting plane) come back.
 
 Every answer is a sum over examples: `delta` the sum of Delta(y_i, ybar_i), `margin` dcoef . scores and
 `slope` dcoef . (s_t - s_b) (with dcoef the per-row coefficients of Psi(x, y) - Psi(x, ybar), see
-svmstruct.problem); the loop divides by n.
+svmstruct.train.problem); the loop divides by n.
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from svmstruct import sparse_ops
-from svmstruct.problem import TrainingProblem
+from svmstruct.train import products
+from svmstruct.train.problem import TrainingProblem
 
 
 class Evaluation(NamedTuple):
@@ -98,7 +98,7 @@ class LocalEvaluator:
     def point(self, w: np.ndarray) -> tuple[float, Evaluation]:
         """Make w the new w_t: its scores, and (the best point's answer's slope along the new segment,
         the evaluation at w_t)."""
-        self._segment(self.s_b, sparse_ops.matvec(self.problem.X, w))
+        self._segment(self.s_b, products.matvec(self.problem.X, w))
         self._at_t = self._latest = None
         return float(self._found(0.0)[0] @ self.ds), self.evaluate(1.0)
 
@@ -113,7 +113,7 @@ class LocalEvaluator:
     def cut(self, step: float) -> tuple[np.ndarray, float]:
         """The cutting plane of the answer at the step: (X' dcoef, Delta sum), both unscaled by n."""
         dcoef, delta = self._found(step)
-        return sparse_ops.rmatvec(self.problem.X, dcoef), delta
+        return products.rmatvec(self.problem.X, dcoef), delta
 
     def reimpute(self) -> np.ndarray | None:
         """Re-impute the latent target at w_b (problem.latent_target): X'(new shift - old shift), or None
@@ -122,7 +122,7 @@ class LocalEvaluator:
         shift = self.problem.latent_target(self.s_b)
         if np.array_equal(shift, self.shift):
             return None
-        moved = sparse_ops.rmatvec(self.problem.X, shift - self.shift)
+        moved = products.rmatvec(self.problem.X, shift - self.shift)
         self.shift = shift
         self._best = self._at_t = self._latest = None
         return moved
@@ -133,6 +133,6 @@ class LocalEvaluator:
         X = self.problem.X
         if self.shift is not None and w_imputed is not None:
             assert self.problem.latent_target is not None
-            self.shift = self.problem.latent_target(sparse_ops.matvec(X, w_imputed))
-        self._segment(sparse_ops.matvec(X, w_b), sparse_ops.matvec(X, w_t))
+            self.shift = self.problem.latent_target(products.matvec(X, w_imputed))
+        self._segment(products.matvec(X, w_b), products.matvec(X, w_t))
         self._best = self._at_t = self._latest = None

@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from svmstruct import line_search as ocas
 from svmstruct.errors import InputError, NumericalError
-from svmstruct.evaluator import LocalEvaluator
-from svmstruct.loop_state import LoopState
-from svmstruct.problem import TrainingProblem, TrainingSummary
+from svmstruct.train import line_search as ocas
+from svmstruct.train.evaluator import LocalEvaluator
+from svmstruct.train.loop_state import LoopState
+from svmstruct.train.problem import TrainingProblem, TrainingSummary
 
 MAX_ITERATIONS = 100000  # the default iteration limit (-#)
 # svm_struct drops constraints that stayed inactive this long (remove_inactive_constraints(..., 50)).
@@ -89,7 +89,7 @@ class TrainResult:
 @dataclass
 class Outline:
     """What the loop needs to know of a problem; the data, the scores and the oracle stay with its
-    evaluator (svmstruct.evaluator)."""
+    evaluator (svmstruct.train.evaluator)."""
     n: int  # number of examples: the 1/n of the 1-slack constraint
     dim: int  # length of w
     epsilon_scale: float = 1.0  # see TrainingProblem
@@ -164,11 +164,11 @@ def train(problem: TrainingProblem, C: float, epsilon: float, max_iterations: in
 def optimise(evaluator, outline: Outline, C: float, epsilon: float, max_iterations: int = MAX_ITERATIONS,
              line_search: bool | None = None, start: LoopState | None = None, callbacks=()) -> TrainResult:
     """The cutting-plane loop on a problem whose scores and oracle answers the evaluator keeps (a
-    LocalEvaluator, or svmstruct.distributed's over the shards of a cluster).
+    LocalEvaluator, or svmstruct.train.distributed's over the shards of a cluster).
 
     With line_search this is the optimized cutting-plane algorithm (OCAS, Franc & Sonnenburg 2009,
     Algorithm 2) on the 1-slack problem: besides the QP's solution w_t it keeps the best point w_b found
-    so far; each iteration moves w_b to the best point of the segment [w_b, w_t] (svmstruct.line_search)
+    so far; each iteration moves w_b to the best point of the segment [w_b, w_t] (svmstruct.train.line_search)
     and adds the cutting planes at w_c = w_b + MU (w_t - w_b) and at w_t (the second one is free: the line
     search evaluated it). Without, it is the plain cutting-plane loop (svm_struct's; the cutting plane at
     w_t, w_b = w_t). The default is line_search for exact oracles without a latent target: a greedy oracle

@@ -19,8 +19,8 @@ from typing import Callable
 
 import numpy as np
 
-from svmstruct import batch_measures as batch
-from svmstruct.batch_measures import exp_gains, gain_shift
+from svmstruct.evaluation import batch_measures as batch
+from svmstruct.evaluation.batch_measures import exp_gains, gain_shift
 from svmstruct.options import LARGEST_INTEGER
 
 
@@ -232,7 +232,7 @@ class Measure:
     per_query: bool
     fn: Callable
     largest_label: float = float("inf")  # labels beyond this overflow the measure's arithmetic (2^label)
-    batch: Callable | None = None  # per-query: fn of many queries at once (svmstruct.batch_measures), if written
+    batch: Callable | None = None  # per-query: fn of many queries at once (batch_measures), if written
 
 
 LARGEST_GAIN_LABEL = 1023  # 2^label - 1 is a finite double up to this label
@@ -310,7 +310,7 @@ def lookup(name: str) -> Measure:
 def trec_ranking(scores, qptr, docids) -> np.ndarray:
     """Every query's rows in trec_order (a permutation of all rows, query by query): a sort of every query
     (numba); the docids are looked at only in the queries that have tied scores."""
-    from svmstruct.eval_kernels import order_by_score
+    from svmstruct.evaluation.sorting import order_by_score
 
     scores = np.asarray(scores, dtype=float)
     ranking = np.empty(len(scores), dtype=np.int64)

@@ -15,9 +15,9 @@ import zipfile
 
 import numpy as np
 
-from svmstruct import train
 from svmstruct.errors import InputError, OutputError
-from svmstruct.loop_state import FIELDS, OPTIONAL
+from svmstruct.train import loop
+from svmstruct.train.loop_state import FIELDS, OPTIONAL
 
 FORMAT = 2  # 2: the state holds value_zero and value_t (the slacks at w = 0 and at w_t)
 COUNTS = ("n", "dim", "iteration", "added", "stalled", "outer")  # non-negative integers
@@ -77,7 +77,7 @@ def _read(path: str) -> tuple:
 def check_replaceable(path: str) -> None:
     """A file that --checkpoint would write over must be a checkpoint of ours, or not exist: anything else is
     refused, never replaced (UsageError)."""
-    from svmstruct.options import UsageError
+    from svmstruct.errors import UsageError
 
     try:
         _read(path)
@@ -149,7 +149,7 @@ def _invalid_field(state: dict) -> str | None:
     return None
 
 
-class Writer(train.Callback):
+class Writer(loop.Callback):
     """The loop's resumable states written to `path` (train.Callback): after the first iteration, then at
     most every `every` seconds and at the iteration limit; `written` says whether this run wrote the file."""
 

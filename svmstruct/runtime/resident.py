@@ -4,7 +4,7 @@ package and loaded its cached kernels, instead of paying that start-up (~0.5 s) 
 The first command of a user starts a server in the background and runs in its own process; later commands
 connect to the server's Unix socket in the user's private directory and hand over their arguments, working
 directory, umask, environment, signal dispositions and every descriptor they inherited (SCM_RIGHTS). The server
-forks a child per command (svmstruct.resident_server), which takes all of that and runs the command as a
+forks a child per command (svmstruct.runtime.server), which takes all of that and runs the command as a
 process of its own would. Nothing is trusted that the kernel does not vouch for:
 
 - the directory is opened once, checked (a directory of this user that nobody else may enter) and used only
@@ -364,7 +364,7 @@ def _start_server(place: int, name: str) -> None:
     if _failed_recently(place, name):
         return
     settings = b"\0".join(os.fsencode(f) for f in (name, key(), *sys.path))
-    argv = [sys.executable, *_interpreter_options(), "-c", "from svmstruct.resident_server import main; main()",
+    argv = [sys.executable, *_interpreter_options(), "-c", "from svmstruct.__main__ import serve; serve()",
             "svmstruct-resident-worker"]
     reading, writing = os.pipe()
     pid = os.fork()

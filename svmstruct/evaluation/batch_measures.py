@@ -1,4 +1,4 @@
-"""The per-query measures of many queries at once: numpy twins of svmstruct.measures' per-query functions.
+"""The per-query measures of many queries at once: numpy twins of svmstruct.evaluation.measures' per-query functions.
 
 Each takes (ranked, labels, qptr, t): the labels of every query's rows in ranked order and in file order, one
 query after another (query q is rows qptr[q]:qptr[q + 1], qptr[0] = 0, no query empty), and the relevance

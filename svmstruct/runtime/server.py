@@ -1,5 +1,5 @@
 """The resident worker's server and the children that run its commands (the caller's side, the protocol and
-what is checked: svmstruct.resident).
+what is checked: svmstruct.runtime.resident).
 
 The server imports the package, listens on NAME.sock in the socket directory (descriptor 3, from the caller that
 started it), loads the cached numba kernels between commands the way numba's dispatcher loads them, and forks a
@@ -20,21 +20,21 @@ import sys
 import time
 from typing import Any
 
-from svmstruct import resident
+from svmstruct.runtime import resident
 
 PLACE = 3  # the socket directory's descriptor in the server (resident._start_server)
-_NOT_PRELOADED = ("__main__", "command", "warmup", "distributed", "resident", "resident_server")
+_NOT_PRELOADED = ("__main__", "warmup", "distributed", "resident", "server")
 # the kernels every command or the common losses use, loaded first
-_FIRST = ["svmstruct.svmlight_parser", "svmstruct.sparse_kernels", "svmstruct.eval_kernels",
+_FIRST = ["svmstruct.io.svmlight_parser", "svmstruct.train.matvec", "svmstruct.evaluation.sorting",
           "svmstruct.losses.rank_oracles", "svmstruct.losses.map_oracles", "svmstruct.losses.dorm_oracles",
           "svmstruct.losses.assignment", "svmstruct.losses.perf_oracles"]
 DEPENDENCIES = ("numpy", "scipy", "numba", "llvmlite", "click", "osqp")
 _REFUSED = 3  # a child's exit status when it did not take the command (the caller runs it itself)
 
 
-def main() -> None:
+def main(command) -> None:
     """The server process (resident._start_server): its settings on standard input, the directory as
-    descriptor 3."""
+    descriptor 3; command(ARGS) runs one command (the entry point hands over the command line interface's)."""
     raw = b""
     while part := os.read(0, 1 << 16):
         raw += part
@@ -44,12 +44,12 @@ def main() -> None:
     os.close(null)
     sys.path[:] = path
     os.chdir("/")
-    Server(name, expected).serve()
+    Server(name, expected, command).serve()
 
 
 class Server:
-    def __init__(self, name: str, expected: str):
-        self.name, self.expected = name, expected
+    def __init__(self, name: str, expected: str, command):
+        self.name, self.expected, self.command = name, expected, command
         self.children: dict = {}  # pid -> the server's copy of the connection of the caller it serves
         self.stopping: list = []
         self.log: Any = None
@@ -168,7 +168,7 @@ class Server:
             return True
         if pid == 0:
             others = [c.fileno() for c in self.children.values()]
-            Child(connection, self.key, self.log.fileno(), [*self.private, *others]).run()
+            Child(connection, self.key, self.log.fileno(), [*self.private, *others], self.command).run()
         self.children[pid] = connection
         poller.register(connection.fileno(), select.POLLRDHUP)
         self.say(f"command {len(self.children)} running: pid {pid}")
@@ -305,7 +305,7 @@ def _preload() -> list:
             importlib.import_module(found.name)
     from numba.core.registry import CPUDispatcher
 
-    from svmstruct.threads import ParallelKernel
+    from svmstruct.runtime.threads import ParallelKernel
 
     kernels: list = []
     for module_name, module in list(sys.modules.items()):
@@ -359,8 +359,9 @@ class Request:
 class Child:
     """A forked child: the command of one caller (module docstring). run() never returns."""
 
-    def __init__(self, connection, key: str, log: int, inherited: list):
+    def __init__(self, connection, key: str, log: int, inherited: list, command):
         self.connection, self.key, self.log, self.inherited = connection, key, log, inherited
+        self.command = command
 
     def run(self) -> None:
         code = _REFUSED
@@ -382,7 +383,7 @@ class Child:
             self.connection.settimeout(None)
             os.close(self.log)  # nothing of the server from here on
             started = True
-            code = _run_command(request.args, self.connection, signal.SIGTERM in request.ignored)
+            code = _run_command(self.command, request.args, self.connection, signal.SIGTERM in request.ignored)
         except BaseException as e:
             if started:  # an error the command did not handle: its traceback, as the interpreter would print it
                 import traceback
@@ -550,16 +551,14 @@ def _watch(connection, done, term_ignored: bool) -> None:
         os.kill(os.getpid(), signal.SIGKILL if term_ignored else signal.SIGTERM)
 
 
-def _run_command(args: list, connection, term_ignored: bool) -> int:
-    """cli.main(ARGS) as the interpreter would run it: its exit status; stdout flushed."""
+def _run_command(command, args: list, connection, term_ignored: bool) -> int:
+    """command(ARGS) as the interpreter would run it: its exit status; stdout flushed."""
     import threading
-
-    from svmstruct import cli
 
     done = threading.Event()
     threading.Thread(target=_watch, args=(connection, done, term_ignored), daemon=True).start()
     try:
-        cli.main(args)
+        command(args)
         code = 0
     except SystemExit as e:
         if e.code is None or isinstance(e.code, int):

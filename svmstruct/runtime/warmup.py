@@ -2,7 +2,7 @@
 
 numba compiles a kernel on its first call and caches the machine code next to the package
 (`cache=True`); without this step every loss family pays its compilation (seconds each) on first use,
-and parallel jobs on a cold cache each pay it again. `make install` runs `python -m svmstruct.warmup`:
+and parallel jobs on a cold cache each pay it again. `make install` runs `python -m svmstruct.runtime.warmup`:
 it writes tiny inputs to a temporary directory and runs, in this process, what users run — `learn` with
 every registered loss (with and without `--float32`, `--dense`, `--normalize`, a validation grid),
 `classify` and `eval` with all measures, gzip input — so the cached signatures are the ones real runs
@@ -60,7 +60,7 @@ def _run(args: list) -> None:
 def warm_up(say=print) -> None:
     """Run every command on tiny inputs (see the module docstring): the one-thread twins of the parallel
     kernels, then on two threads the parallel kernels themselves."""
-    from svmstruct import threads
+    from svmstruct.runtime import threads
 
     with tempfile.TemporaryDirectory() as tmp:
         _every_command(Path(tmp), say)  # tiny work: the parallel kernels' one-thread twins
@@ -100,7 +100,7 @@ def _every_command(d: Path, say) -> None:
     for name in ("pairs", "errorrate"):  # sparse data (text): CSR products, float32 and with the bias float64
         _run(["learn", "-l", name, "--layout", "sparse", "-v", "0", d / "train.txt.gz", d / "variant.model"])
     _run(["classify", "--format", "trec", d / "train.txt", d / "pairs.model", d / "run.txt"])
-    (d / "kernel.model").write_text("\n".join([  # svm_light's kernel models (svmstruct.kernels)
+    (d / "kernel.model").write_text("\n".join([  # svm_light's kernel models (svmstruct.kernels.kernel_functions)
         "SVM-light Version V6.20", "2 # kernel type", "3 # -d", "1 # -g", "1 # -s", "1 # -r", "empty# -u",
         "5 # highest feature index", "2 # training documents", "2 # number of support vectors plus 1",
         "0 # threshold b", "0.5 1:0.25 3:1 #"]) + "\n")
@@ -112,12 +112,14 @@ def _every_command(d: Path, say) -> None:
 
 
 def _installed_elsewhere() -> bool:
-    """`python -m svmstruct.warmup` run where a source checkout of svmstruct sits (the current directory is first
-    on sys.path) while another copy is installed: the installed copy is the one to compile."""
+    """`python -m svmstruct.runtime.warmup` run where a source checkout of svmstruct sits (the current directory is
+    first on sys.path) while another copy is installed: the installed copy is the one to compile."""
     import importlib.util
     import os
 
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    import svmstruct
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(svmstruct.__file__)))
     if not sys.path or os.path.abspath(sys.path[0] or ".") != here:
         return False
     saved_path, saved_module = sys.path[:], sys.modules.pop("svmstruct")
@@ -135,7 +137,7 @@ def main() -> None:
         import os
 
         os.chdir("/")
-        os.execv(sys.executable, [sys.executable, "-m", "svmstruct.warmup"])
+        os.execv(sys.executable, [sys.executable, "-m", "svmstruct.runtime.warmup"])
     start = time.perf_counter()
     print("svmstruct: compiling and caching the numba kernels (once per installation)", file=sys.stderr)
     warm_up(lambda line: print(f"  {line}", file=sys.stderr))

@@ -2,7 +2,7 @@
 of constraints, the QP with its warm start (qp.DualQP), the best point w_b and the QP's solution w_t with the
 oracle's slack at each, the w of the last latent re-imputation, and the counters.
 
-It has one way to be saved (to_arrays: what svmstruct.checkpoint writes), one way to be restored
+It has one way to be saved (to_arrays: what svmstruct.train.checkpoint writes), one way to be restored
 (from_arrays: a checkpoint's arrays for the same problem, resumed as if the run had not stopped) and one
 way to start another C from it (rescaled: a C grid's warm start — cutting planes do not depend on C, the
 multipliers are scaled to the new C).
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svmstruct.errors import InputError
-from svmstruct.qp import DualQP
+from svmstruct.train.qp import DualQP
 
 
 class WorkingSet:
@@ -72,7 +72,7 @@ class WorkingSet:
 
 
 # to_arrays' fields: their shapes in terms of m (constraints) and d (the width of w), "" for a scalar, "*" any
-# length; svmstruct.checkpoint checks a file against this before from_arrays sees it
+# length; svmstruct.train.checkpoint checks a file against this before from_arrays sees it
 FIELDS = {"n": "", "dim": "", "C": "", "epsilon": "", "A": "m,d", "b": "m", "idle": "m", "alpha": "m",
           "duals": "m+1", "dual": "", "w_best": "d", "w_t": "d", "w_imputed": "d", "value_best": "", "value_t": "",
           "value_zero": "", "primal": "", "cuts": "*", "iteration": "", "added": "", "stalled": "", "outer": "",

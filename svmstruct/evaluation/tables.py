@@ -6,9 +6,10 @@ import re
 
 import numpy as np
 
-from svmstruct import io, measures
-from svmstruct.documents import check_unique_docids
 from svmstruct.errors import InputError
+from svmstruct.evaluation import measures
+from svmstruct.io import files
+from svmstruct.io.documents import check_unique_docids
 from svmstruct.options import NON_FINITE, NUMBER
 
 _NON_FINITE = re.compile(NON_FINITE, re.IGNORECASE)
@@ -20,7 +21,7 @@ def read_predictions(path: str, n_rows: int) -> np.ndarray:
     syntax on each of exactly n_rows lines; anything else is an InputError naming file:line (a TREC run or
     qrels file given as predictions is named as such)."""
     name = "<stdin>" if path == "-" else path
-    with io.open_binary(path) as f:  # lines end at \n (or \r\n) only, as in the data reader
+    with files.open_binary(path) as f:  # lines end at \n (or \r\n) only, as in the data reader
         raw = f.read()
     values = _plain_scores(raw)  # the common case, checked and converted by numpy
     if values is None:

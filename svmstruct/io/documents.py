@@ -1,5 +1,5 @@
 """What a labelled SVMlight file is once read, without its reader: the Dataset, its docids, and the checks on
-queries and docids that every command shares (svmstruct.data, the reader, re-exports all of it)."""
+queries and docids that every command shares (svmstruct.io.data, the reader, re-exports all of it)."""
 from __future__ import annotations
 
 import re
@@ -90,7 +90,7 @@ class Docids:
     def hashes(self) -> np.ndarray:
         """A 64-bit hash of every docid (FNV-1a over its first 64 bytes, seeded with its length): equal
         docids have equal hashes (numba's loop: no temporary arrays)."""
-        from svmstruct.eval_kernels import fnv_hashes
+        from svmstruct.evaluation.sorting import fnv_hashes
 
         out = np.empty(len(self), dtype=np.uint64)
         fnv_hashes(np.frombuffer(self._blob, dtype=np.uint8), self._offsets, out)

@@ -1,12 +1,12 @@
 """OCAS's line search (Franc & Sonnenburg 2009, Algorithm 2, step 3) on the 1-slack problem: the best point
 of the segment [w_b, w_t] of the true objective, found with the oracle's answers along it (an oracle call
-per point, never a product with X: svmstruct.evaluator computes the scores s_b + l (s_t - s_b)).
+per point, never a product with X: svmstruct.train.evaluator computes the scores s_b + l (s_t - s_b)).
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from svmstruct.evaluator import Evaluation
+from svmstruct.train.evaluator import Evaluation
 
 # OCAS: a cutting plane goes in at w_b + MU (w_t - w_b). Franc & Sonnenburg 2009 use 0.1; with the second
 # plane at w_t, 0.05 took fewer iterations on every case of `make bench-engine` (corn errorrate 181 -> 143).
@@ -26,7 +26,7 @@ def best_on_segment(evaluate: Callable[[float], Evaluation], C: float, n: int, w
     """The best point of the segment w(l) = w_b + l (w_t - w_b), l in [0, 1], of the true objective
     f(l) = 1/2 |w(l)|^2 + C xi(l). f is the maximum of quadratics of curvature |d|^2 (d = w_t - w_b), one
     per output of the oracle (and xi = 0), each a lower bound of f everywhere. evaluate(l) is the oracle
-    at the scores s_b + l (s_t - s_b) (svmstruct.evaluator): one oracle call, no product with X.
+    at the scores s_b + l (s_t - s_b) (svmstruct.train.evaluator): one oracle call, no product with X.
     A one-dimensional cutting-plane search: the pieces found at the two ends of the bracket (slope < 0
     on the left, >= 0 on the right) give a model max(q_lo, q_hi) <= f; the model's minimiser is evaluated
     next and replaces the end on its side, until f there is within round-off of the model's minimum, or within

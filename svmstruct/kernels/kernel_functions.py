@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from svmstruct import threads
+from svmstruct.runtime import threads
 
 POLYNOMIAL, RBF, SIGMOID = 1, 2, 3
 NAMES = {POLYNOMIAL: "polynomial", RBF: "rbf", SIGMOID: "sigmoid"}

@@ -5,7 +5,7 @@ ClusterSource is the training source api.train_grid trains on (this module knows
 The cutting-plane loop (train.optimise) and its QP run on the driver. Every training file (a shard of
 whole queries) is read by a worker into a Shard actor, which keeps the shard's data, scores and training
 problem in memory for the whole run and answers the loop's calls for its queries (the LocalEvaluator
-protocol of svmstruct.evaluator). Per call only w (d numbers) or a step goes out, and an evaluation
+protocol of svmstruct.train.evaluator). Per call only w (d numbers) or a step goes out, and an evaluation
 (3 numbers) or a cutting plane (d + 1 numbers) comes back; the driver adds the shards' answers in shard
 order. The driver never reads the data. Losses whose oracle treats each query on its own
 (Loss.decomposes) give the same objective as one process, up to the order of the sums.
@@ -40,7 +40,7 @@ class DistributedError(SvmStructError):
 
 def _set_threads(threads: int | None) -> None:
     if threads:
-        from svmstruct import threads as policy
+        from svmstruct.runtime import threads as policy
 
         policy.set_count(threads)
 
@@ -49,7 +49,7 @@ class Shard:
     """A Dask actor: one training file, read on the worker, and its training problem."""
 
     def __init__(self, path: str, single_precision: bool = True, layout: str = "auto", threads: int | None = None):
-        from svmstruct import data
+        from svmstruct.io import data
 
         self.threads = threads
         _set_threads(threads)
@@ -59,7 +59,7 @@ class Shard:
 
     def describe(self) -> dict:
         """What the driver needs to align the shards: size, columns, query ids, largest |x|."""
-        from svmstruct import data
+        from svmstruct.io import data
 
         d = self.data
         return dict(path=d.path, documents=d.n_docs, width=d.n_features, columns=d.columns, has_qid=d.has_qid,
@@ -67,7 +67,7 @@ class Shard:
 
     def column_largest(self, width: int, columns: np.ndarray | None) -> np.ndarray:
         """Per column of the aligned data: the largest |value| (0 for a column not used here)."""
-        from svmstruct import data
+        from svmstruct.io import data
 
         X = data.align(self.data, width, columns).X
         largest = np.abs(X).max(axis=0)
@@ -75,7 +75,7 @@ class Shard:
 
     def rows(self, positions: np.ndarray):
         """The documents at these positions as kernels.Basis vectors (feature ids): basis candidates."""
-        from svmstruct.kernels import Rows
+        from svmstruct.kernels.kernel_functions import Rows
 
         return Rows.of(self.data).select(positions)
 
@@ -85,9 +85,10 @@ class Shard:
         its n, epsilon scale and statistics."""
         import dataclasses
 
-        from svmstruct import data, losses
-        from svmstruct import normalize as normalization
-        from svmstruct.kernels import Rows
+        from svmstruct import losses
+        from svmstruct.io import data
+        from svmstruct.kernels.kernel_functions import Rows
+        from svmstruct.train import normalize as normalization
 
         _set_threads(self.threads)
         loss, _ = losses.lookup(loss_name)
@@ -122,11 +123,11 @@ class Shard:
 
     def reset(self) -> None:
         """A fresh start (w_b = w_t = 0) for the next training run."""
-        from svmstruct.evaluator import LocalEvaluator
+        from svmstruct.train.evaluator import LocalEvaluator
 
         self.evaluator = LocalEvaluator(self.problem)
 
-    # the LocalEvaluator protocol (svmstruct.evaluator)
+    # the LocalEvaluator protocol (svmstruct.train.evaluator)
     def evaluate(self, step: float):
         _set_threads(self.threads)
         return tuple(self.evaluator.evaluate(step))
@@ -252,7 +253,7 @@ class DistributedEvaluator:
     and the w of the last re-imputation as the loop moves them, to restore a reloaded shard."""
 
     def __init__(self, cluster: Cluster, dim: int):
-        from svmstruct.evaluator import combine
+        from svmstruct.train.evaluator import combine
 
         self.cluster = cluster
         self._combine = combine
@@ -314,7 +315,7 @@ def _merge_info(infos: list) -> dict:
 def check_decomposes(loss, opts: dict) -> None:
     """UsageError unless the loss treats each query on its own (Loss.decomposes): only then do shards of
     whole queries train the model of the whole file."""
-    from svmstruct.options import UsageError
+    from svmstruct.errors import UsageError
 
     if not loss.decomposes(opts):
         raise UsageError(f"loss {loss.name} is a measure of the whole training set: training on a cluster needs "
@@ -333,9 +334,9 @@ class ClusterSource:
     def prepare(self, loss, opts: dict, normalize: str):
         """(as api.LocalSource.prepare) the outline, summary, largest |x|, global scale and kernel map of the
         shards."""
-        from svmstruct import train
+        from svmstruct.train import loop
 
-        return train.Prepared(*prepare(self.cluster, loss, opts, normalize, self.kernel))
+        return loop.Prepared(*prepare(self.cluster, loss, opts, normalize, self.kernel))
 
     def evaluator(self, prepared) -> DistributedEvaluator:
         return DistributedEvaluator(self.cluster, prepared.outline.dim)
@@ -344,9 +345,9 @@ class ClusterSource:
 def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel: Any = None) -> tuple:
     """Align and build the shards' problems: (Outline, TrainingSummary, the largest |x| of the data, the
     global scale of --normalize global or None, the kernel map of learn -t or None)."""
-    from svmstruct import train
     from svmstruct.errors import InputError
-    from svmstruct.problem import TrainingSummary
+    from svmstruct.train import loop
+    from svmstruct.train.problem import TrainingSummary
 
     check_decomposes(loss, opts)
     shapes = cluster.call("describe")
@@ -376,7 +377,7 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel:
         cluster.call("widen", dim, shards=narrower)
     cluster.dim = dim
     n = sum(b["n"] for b in built)
-    outline = train.Outline(n, dim, sum(b["scaled_n"] for b in built) / n, all(b["exact"] for b in built),
+    outline = loop.Outline(n, dim, sum(b["scaled_n"] for b in built) / n, all(b["exact"] for b in built),
                             any(b["latent"] for b in built))
     summary = TrainingSummary("+".join(cluster.paths), sum(s["documents"] for s in shapes), columns, n,
                               sum(b["skipped"] for b in built), sum(b["examples"] for b in built), built[0]["bias"],
@@ -387,8 +388,8 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel:
 def kernel_map(cluster: Cluster, spec, loss, normalize: str, documents: list):
     """The kernel map of learn -t over the shards: its basis drawn from the documents of all shards (as
     numbered in shard order) or from --f, read here."""
-    from svmstruct.kernel_map import KernelMap, read_basis, select
-    from svmstruct.kernels import Basis
+    from svmstruct.kernels.kernel_functions import Basis
+    from svmstruct.kernels.nystroem import KernelMap, read_basis, select
 
     spec.check_for(loss, normalize)
     offsets = np.cumsum([0] + documents)
@@ -418,7 +419,7 @@ def _check_disjoint_queries(shapes: list) -> None:
 def scheduler_address(text: str) -> tuple[str, int]:
     """(host, port) of a scheduler address `tcp://HOST:PORT` or `HOST:PORT` (UsageError otherwise: another
     protocol, tls:// without the security settings it needs, no host, no port or a port out of range)."""
-    from svmstruct.options import UsageError
+    from svmstruct.errors import UsageError
 
     protocol, sep, rest = text.partition("://")
     if not sep:
@@ -489,7 +490,7 @@ def client_for(workers: int | None = None, scheduler: str | None = None, threads
         import dask
         from distributed import Client, LocalCluster
     except ImportError:
-        from svmstruct.options import UsageError
+        from svmstruct.errors import UsageError
 
         raise UsageError("training on a cluster needs Dask: pip install 'svmstruct[distributed]'") from None
     dask.config.set({"logging.distributed": "critical"})
@@ -503,7 +504,7 @@ def client_for(workers: int | None = None, scheduler: str | None = None, threads
                          "something listens there, but no Dask scheduler answered")
         return client, client.close, threads
     if workers is None or workers < 1:
-        from svmstruct.options import UsageError
+        from svmstruct.errors import UsageError
 
         raise UsageError(f"a local cluster needs at least one worker, got {workers!r}")
     local = _within(LOCAL_START_TIMEOUT, lambda: LocalCluster(

@@ -29,7 +29,17 @@ from typing import Callable
 import numpy as np
 
 from svmstruct.errors import InputError
-from svmstruct.kernels import BLOCK, POLYNOMIAL, RBF, SIGMOID, Basis, Kernel, KernelExpansion, Rows, gram
+from svmstruct.kernels.kernel_functions import (
+    BLOCK,
+    POLYNOMIAL,
+    RBF,
+    SIGMOID,
+    Basis,
+    Kernel,
+    KernelExpansion,
+    Rows,
+    gram,
+)
 
 SPREAD, CHOLESKY = 1, 2  # --t
 DEFAULT_SIZE = 500  # --k (svm_perf's default)
@@ -50,7 +60,7 @@ class Spec:
     size_given: bool = True  # False: --k not given, and the default is capped at the training set's size
 
     def check(self) -> Spec:
-        from svmstruct.options import UsageError
+        from svmstruct.errors import UsageError
 
         k = self.kernel
         if k.kind == 4:
@@ -69,7 +79,7 @@ class Spec:
 
     def check_for(self, loss, normalize: str) -> Spec:
         """check(), and UsageError unless the loss scores the documents' own features, unnormalised."""
-        from svmstruct.options import UsageError
+        from svmstruct.errors import UsageError
 
         if not loss.plain_features or normalize != "none":
             raise UsageError(f"a kernel applies to a loss scoring the documents' own features, without "
@@ -165,7 +175,7 @@ def _median_similarity(K: np.ndarray) -> float:
 
 def _squared_distances(basis: Basis) -> np.ndarray:
     """|b_i - b_j|^2 over i < j."""
-    from svmstruct.kernels import squared_norms
+    from svmstruct.kernels.kernel_functions import squared_norms
 
     dots = gram(Kernel(POLYNOMIAL, 1, 1.0, 1.0, 0.0), basis, basis)
     norms = squared_norms(basis)
@@ -175,7 +185,7 @@ def _squared_distances(basis: Basis) -> np.ndarray:
 
 def read_basis(path: str) -> Basis:
     """The vectors of a basis file (learn --f: SVMlight lines, their targets ignored)."""
-    from svmstruct.data import read_svmlight
+    from svmstruct.io.data import read_svmlight
 
     return Basis.of_dataset(read_svmlight(path))
 
@@ -292,7 +302,7 @@ def incomplete_cholesky(kernel: Kernel, candidates: Basis, size: int) -> list:
 
 def gram_diagonal(kernel: Kernel, vectors: Basis) -> np.ndarray:
     """k(x, x) of every vector (the Gram matrix's diagonal, without the matrix)."""
-    from svmstruct.kernels import squared_norms
+    from svmstruct.kernels.kernel_functions import squared_norms
 
     norms = squared_norms(vectors)
     if kernel.kind == RBF:
