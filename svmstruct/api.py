@@ -5,84 +5,30 @@ either training source: data in this process (LocalSource) or shards on Dask wor
 from __future__ import annotations
 
 import dataclasses
-import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
 
 from svmstruct import losses, model
-from svmstruct.errors import InputError, NumericalError, UsageError
-from svmstruct.io.data import Dataset, largest_magnitude
+from svmstruct.config import CheckedRun, Run, Settings, check_training_parameters, resolve_loss  # noqa: F401
+from svmstruct.errors import InputError, NumericalError
+from svmstruct.io.data import Dataset, largest_magnitude, read_basis
 from svmstruct.losses.base import Loss
+from svmstruct.options import MAX_ITERATIONS
 from svmstruct.train import loop
 from svmstruct.train import normalize as normalization
 from svmstruct.train.evaluator import LocalEvaluator
 from svmstruct.train.loop_state import LoopState
-from svmstruct.train.problem import TrainingSummary
+from svmstruct.train.problem import Outline, Prepared, TrainingSummary
 
 if TYPE_CHECKING:
     from svmstruct.kernels import nystroem
-
-
-def resolve_loss(name: str, options: dict | None = None,
-                 spelling: Callable[[str], str] | None = None) -> tuple[Loss, dict]:
-    """The loss called `name` and its complete, checked options (defaults filled in); UsageError for an
-    unknown loss, an option it does not take or a bad value. Nothing is read: call it first."""
-    try:
-        loss, implied = losses.lookup(name)
-    except InputError as e:
-        raise UsageError(e.message) from None
-    return loss, loss.resolve(options or {}, implied, spelling)
 
 
 def loss_options(trained: model.Model) -> dict:
     """A model's loss options typed (as Option.parse gives them), also for a model read from a file."""
     loss, implied = losses.lookup(trained.loss)
     return loss.resolve({k: v for k, v in trained.options.items() if loss.option(k) is not None}, implied)
-
-
-def check_training_parameters(C: float, epsilon: float | None, max_iterations: int) -> None:
-    """C and epsilon finite and positive, at least one iteration (UsageError otherwise)."""
-    if not (isinstance(C, (int, float)) and math.isfinite(C) and C > 0):
-        raise UsageError(f"C must be a finite positive number, got {C!r}")
-    if epsilon is not None and not (math.isfinite(epsilon) and epsilon > 0):
-        raise UsageError(f"epsilon must be a finite positive number, got {epsilon!r}")
-    if not (isinstance(max_iterations, int) and max_iterations >= 1):
-        raise UsageError(f"the iteration limit must be at least 1, got {max_iterations!r}")
-
-
-@dataclass
-class Settings:
-    """How to train, validated once (check): the C grid, epsilon (None: the loss's default), the iteration
-    limit, the feature normalisation (svmstruct.train.normalize), and for one C a checkpoint's arrays to resume
-    from (svmstruct.checkpoint.load) or a checkpoint being written (a Callback of the caller)."""
-    grid: list
-    epsilon: float | None = None
-    max_iterations: int = loop.MAX_ITERATIONS
-    normalize: str = "none"
-    resume: dict | None = None
-    checkpointed: bool = False
-
-    def check(self, loss: Loss | None = None) -> Settings:
-        """UsageError for a bad C, epsilon, iteration limit or normalisation (or one the loss cannot take), and
-        for a checkpointed or resumed grid of several C."""
-        self.grid = [float(C) if isinstance(C, (int, float)) and not isinstance(C, bool) else C for C in self.grid]
-        if not self.grid:
-            raise UsageError("no C to train with")
-        for C in self.grid:
-            check_training_parameters(C, self.epsilon, self.max_iterations)
-        if (self.checkpointed or self.resume is not None) and len(self.grid) != 1:
-            raise UsageError("a checkpoint holds one training run: train one C at a time")
-        if self.normalize not in normalization.METHODS:
-            raise UsageError(f"normalize must be one of {', '.join(normalization.METHODS)}, got {self.normalize!r}")
-        if loss is not None and self.normalize != "none" and loss.output == "subset":
-            raise UsageError(f"normalize does not apply to loss {loss.name}: its features are built from the "
-                             "documents")
-        return self
-
-    def epsilon_for(self, loss: Loss) -> float:
-        return loss.default_epsilon if self.epsilon is None else float(self.epsilon)
 
 
 class LocalSource:
@@ -95,7 +41,7 @@ class LocalSource:
         self.kernel = kernel
         self.problem = None
 
-    def prepare(self, loss: Loss, opts: dict, normalize: str) -> loop.Prepared:
+    def prepare(self, loss: Loss, opts: dict, normalize: str) -> Prepared:
         data = self.dataset
         if loss.needs_qid and not data.has_qid:
             raise InputError(f"loss {loss.name} needs qid:<id> on every line", data.path)
@@ -113,18 +59,18 @@ class LocalSource:
             self.kernel.check_for(loss, normalize)
             rows = Rows.of(data)
             mapping = nystroem.KernelMap.over(self.kernel.kernel, nystroem.select(
-                self.kernel, rows.size, rows.select, nystroem.read_basis))
+                self.kernel, rows.size, rows.select, read_basis))
             data = dataclasses.replace(data, X=mapping.map(rows), columns=None)
         self.problem = built = loss.build(data, opts)
-        return loop.Prepared(loop.Outline.of(built), TrainingSummary.of(data, built), largest, scale, mapping)
+        return Prepared(Outline.of(built), TrainingSummary.of(data, built), largest, scale, mapping)
 
-    def evaluator(self, prepared: loop.Prepared) -> LocalEvaluator:
+    def evaluator(self, prepared: Prepared) -> LocalEvaluator:
         assert self.problem is not None
         return LocalEvaluator(self.problem)
 
 
 def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: Iterable = (),
-               on_prepared: Callable[[loop.Prepared], None] | None = None) -> Iterator[model.Model]:
+               on_prepared: Callable[[Prepared], None] | None = None) -> Iterator[model.Model]:
     """Train `loss` with resolved options on a training source (LocalSource, distributed.ClusterSource) for
     every C of settings.grid in turn: the problem is built once, and each C trains from w = 0, so that its
     model is the one `learn -c C` writes (a warm start from the previous C stops within that C's tolerance at
@@ -186,7 +132,7 @@ def checked(trained: model.Model) -> model.Model:
 
 
 def train_loss(loss: Loss, opts: dict, data: Dataset, C: float = 1.0, epsilon: float | None = None,
-               max_iterations: int = loop.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
+               max_iterations: int = MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
                normalize: str = "none", kernel: nystroem.Spec | None = None) -> model.Model:
     """Train `loss` with resolved options on `data` for one C (train_grid on a LocalSource; with a kernel,
     over its map)."""
@@ -214,39 +160,45 @@ def problem(data: Dataset, loss: str = "errorrate", **options: Any):
 
 
 def fit(data: Dataset, loss: str = "errorrate", C: float = 1.0, epsilon: float | None = None,
-        max_iterations: int = loop.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
+        max_iterations: int = MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
         normalize: str = "none", kernel: nystroem.Spec | None = None, **options: Any) -> model.Model:
     """Train a model on a Dataset (svmstruct.read_svmlight) with the loss called `loss` (a name of
     `svmstruct losses`, e.g. "map", "ndcg@10", "f1") and its options as keywords (beta=2, k=5, ...);
-    kernel: a kernel_map.Spec (learn -t) for a kernel expansion over a basis instead of a linear model.
+    kernel: a nystroem.Spec (learn -t) for a kernel expansion over a basis instead of a linear model.
 
     >>> m = svmstruct.fit(svmstruct.read_svmlight("train.txt"), loss="map", C=10)
     >>> m.predict(svmstruct.read_svmlight("test.txt"))      # scores w.x - b, one per line
     """
-    spec, opts = resolve_loss(loss, options)
-    return train_loss(spec, opts, data, C, epsilon, max_iterations, progress, normalize, kernel)
+    run = Run.of(loss, C, epsilon=epsilon, max_iterations=max_iterations, normalize=normalize, kernel=kernel,
+                 **options).check()
+    return train_run(run, LocalSource(data, run.kernel), progress)
 
 
-def fit_shards(paths: list, loss: str = "pairs", C: float = 1.0, epsilon: float | None = None,
-               max_iterations: int = loop.MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
-               normalize: str = "none", client=None, workers: int | None = None, scheduler: str | None = None,
-               **options: Any) -> model.Model:
-    """fit on shard files read by Dask workers (svmstruct.train.distributed): on `client` (a distributed.Client of
-    yours), on the cluster at `scheduler`, or on a local cluster of `workers` processes started for the call.
+def train_run(run: CheckedRun, source, progress: Callable[[dict], None] | None = None) -> model.Model:
+    """The model of a checked run (config.Run.check) of one C on a training source (LocalSource, ClusterSource)."""
+    callbacks = (loop.Progress(progress),) if progress else ()
+    return next(train_grid(source, run.loss, run.opts, run.settings, callbacks))
+
+
+def fit_shards(paths: list, loss: str = "pairs", C: float = 1.0, *, client=None, workers: int | None = None,
+               scheduler: str | None = None, progress: Callable[[dict], None] | None = None,
+               **keywords: Any) -> model.Model:
+    """fit on shard files read by Dask workers (svmstruct.train.distributed): on `client` (a distributed.Client
+    of yours), on the cluster at `scheduler`, or on a local cluster of `workers` processes started for the call.
+    keywords: epsilon, max_iterations and normalize as fit's, and the loss's options.
 
     >>> m = svmstruct.fit_shards(["train-0.txt", "train-1.txt"], loss="map", C=10, workers=2)
     """
     from svmstruct.train import distributed
 
-    spec, opts = resolve_loss(loss, options)
+    run = Run.of(loss, C, **keywords).check()
     close = None
     threads = None
     if client is None:
         client, close, threads = distributed.client_for(workers if scheduler is None else None, scheduler)
     try:
         source = distributed.ClusterSource(distributed.Cluster(client, list(paths), threads=threads))
-        callbacks = (loop.Progress(progress),) if progress else ()
-        return next(train_grid(source, spec, opts, Settings([C], epsilon, max_iterations, normalize), callbacks))
+        return train_run(run, source, progress)
     finally:
         if close:
             close()

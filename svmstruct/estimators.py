@@ -14,19 +14,49 @@ as `svmstruct learn` / `svmstruct classify`.
 from __future__ import annotations
 
 import inspect
+import types
 
 import numpy as np
 
 from svmstruct import api, model
+from svmstruct.config import Run
 from svmstruct.errors import InputError
 from svmstruct.io import data
 from svmstruct.kernels import kernel_functions, nystroem
-from svmstruct.train.loop import MAX_ITERATIONS
+from svmstruct.options import MAX_ITERATIONS
 
 KERNELS = {"linear": 0, "poly": kernel_functions.POLYNOMIAL, "polynomial": kernel_functions.POLYNOMIAL,
            "rbf": kernel_functions.RBF, "sigmoid": kernel_functions.SIGMOID}
-KERNEL_PARAMS = ("kernel", "gamma", "degree", "coef0", "n_basis")
-NOT_LOSS_OPTIONS = ("loss", "C", "epsilon", "max_iterations", "single_query", *KERNEL_PARAMS)
+KERNEL_DEFAULTS = {"kernel": "linear", "gamma": 1.0, "degree": 3, "coef0": 1.0, "n_basis": nystroem.DEFAULT_SIZE}
+NOT_LOSS_OPTIONS = ("loss", "C", "epsilon", "max_iterations", "single_query", *KERNEL_DEFAULTS)
+
+
+class _GeneratedInit:
+    """An estimator's __init__ (a descriptor): it stores every parameter as given (scikit-learn's contract), and
+    its signature, what inspect, scikit-learn's clone and checks read, is generated from the loss registry each
+    time it is read (_Linear._parameters), so that a loss registered later brings its options along."""
+
+    def __get__(self, estimator, cls):
+        init = _InitOf(cls)
+        return init if estimator is None else types.MethodType(init, estimator)
+
+
+class _InitOf:
+    def __init__(self, cls):
+        self.cls = cls
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        self_parameter = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        return inspect.Signature([self_parameter, *self.cls._parameters().values()])
+
+    def __call__(self, estimator, **params) -> None:
+        parameters = self.cls._parameters()
+        unknown = sorted(set(params) - set(parameters))
+        if unknown:
+            raise TypeError(f"{self.cls.__name__}.__init__() got an unexpected keyword argument '{unknown[0]}'")
+        for name, parameter in parameters.items():
+            setattr(estimator, name, params.get(name, parameter.default))
 
 
 class _Linear:
@@ -44,9 +74,31 @@ class _Linear:
     coef0: float
     n_basis: int
 
+    _default_loss = "errorrate"
+    _extra: tuple = ()  # (name, default) of the estimator's own parameters
+
+    __init__ = _GeneratedInit()
+
+    @classmethod
+    def _parameters(cls) -> dict:
+        """The parameters, generated: loss, C, epsilon, the options of every registered loss of the estimator's
+        families (default None: the loss's own default), max_iterations, the kernel's, then the estimator's own."""
+        from svmstruct import losses
+
+        def keyword(name, default):
+            return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+
+        options = {option.name: None for loss in losses.REGISTRY.values() if loss.family in cls._families
+                   for option in loss.options}
+        return {p.name: p for p in [keyword("loss", cls._default_loss), keyword("C", 1.0), keyword("epsilon", None),
+                                    *(keyword(name, None) for name in options),
+                                    keyword("max_iterations", MAX_ITERATIONS),
+                                    *(keyword(name, default) for name, default in KERNEL_DEFAULTS.items()),
+                                    *(keyword(name, default) for name, default in cls._extra)]}
+
     @classmethod
     def _param_names(cls) -> list:
-        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+        return list(cls._parameters())
 
     def get_params(self, deep: bool = True) -> dict:
         return {name: getattr(self, name) for name in self._param_names()}
@@ -60,18 +112,23 @@ class _Linear:
         return self
 
     def __repr__(self) -> str:
-        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
+        defaults = {name: p.default for name, p in self._parameters().items()}
         changed = [f"{k}={v!r}" for k, v in self.get_params().items()
                    if v is not defaults.get(k) and v != defaults.get(k)]
         return f"{type(self).__name__}({', '.join(changed)})"
 
+    def _loss_options(self) -> dict:
+        return {k: v for k, v in self.get_params().items() if k not in NOT_LOSS_OPTIONS and v is not None}
+
     def _loss(self):
-        options = {k: v for k, v in self.get_params().items() if k not in NOT_LOSS_OPTIONS and v is not None}
-        loss, opts = api.resolve_loss(str(self.loss), options)
+        loss, opts = api.resolve_loss(str(self.loss), self._loss_options())
+        self._check_family(loss)
+        return loss, opts
+
+    def _check_family(self, loss) -> None:
         if loss.family not in self._families:
             raise InputError(f"{type(self).__name__} takes a loss of the families {', '.join(self._families)}; "
                              f"{loss.name} is a {loss.family} loss")
-        return loss, opts
 
     def _kernel(self, n: int) -> nystroem.Spec | None:
         """learn -t's kernel of the parameters (scikit-learn's names: gamma is svm_light's -g for RBF and -s for
@@ -87,9 +144,12 @@ class _Linear:
         return nystroem.Spec(kernel, min(int(self.n_basis), n)).check()
 
     def _train(self, dataset: data.Dataset) -> None:
-        loss, opts = self._loss()
-        self.model_ = api.train_loss(loss, opts, dataset, self.C, self.epsilon, self.max_iterations,
-                                     kernel=self._kernel(dataset.n_docs))
+        """The run of the parameters (config.Run: checked as learn checks it), trained on the dataset."""
+        self._loss()  # the loss and its options first
+        run = Run.of(str(self.loss), self.C, epsilon=self.epsilon, max_iterations=self.max_iterations,
+                     kernel=self._kernel(dataset.n_docs), **self._loss_options()).check()
+        self._check_family(run.loss)
+        self.model_ = api.train_run(run, api.LocalSource(dataset, run.kernel))
         self._set_fitted(self.model_, dataset.n_features)
 
     def _set_fitted(self, trained: model.Model, n_features: int) -> None:
@@ -242,24 +302,7 @@ class SVMPerf(_Linear):
 
     _families = ("perf",)
 
-    def __init__(self, loss="errorrate", C=1.0, epsilon=None, bias=None, beta=None, p=None, k=None,
-                 per_query=None, rel_threshold=None, max_iterations=MAX_ITERATIONS, kernel="linear", gamma=1.0,
-                 degree=3, coef0=1.0, n_basis=nystroem.DEFAULT_SIZE):
-        self.loss = loss
-        self.C = C
-        self.epsilon = epsilon
-        self.bias = bias
-        self.beta = beta
-        self.p = p
-        self.k = k
-        self.per_query = per_query
-        self.rel_threshold = rel_threshold
-        self.max_iterations = max_iterations
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_basis = n_basis
+    _default_loss = "errorrate"
 
     def fit(self, X, y, qid=None):
         X = _as_matrix(X)
@@ -323,27 +366,9 @@ class SVMRank(_Linear):
 
     _families = ("rank", "map", "dorm", "combo")
 
-    def __init__(self, loss="pairs", C=1.0, epsilon=None, k=None, position_weights=None, eru_alpha=None,
-                 eru_neutral=None, rel_threshold=None, combo_losses=None, combo_weights=None,
-                 max_iterations=MAX_ITERATIONS, kernel="linear", gamma=1.0, degree=3, coef0=1.0,
-                 n_basis=nystroem.DEFAULT_SIZE, single_query=False):
-        self.single_query = single_query
-        self.combo_losses = combo_losses
-        self.combo_weights = combo_weights
-        self.loss = loss
-        self.C = C
-        self.epsilon = epsilon
-        self.k = k
-        self.position_weights = position_weights
-        self.eru_alpha = eru_alpha
-        self.eru_neutral = eru_neutral
-        self.rel_threshold = rel_threshold
-        self.max_iterations = max_iterations
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_basis = n_basis
+    _default_loss = "pairs"
+    _extra = (("single_query", False),)
+    single_query: bool
 
     def fit(self, X, y, qid=None):
         X = _as_matrix(X)

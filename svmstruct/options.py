@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 from svmstruct.errors import UsageError
 
+MAX_ITERATIONS = 100000  # the default iteration limit of a training run (-#)
+
 # svm_light's number syntax (what strtod reads completely): no underscores, no non-ASCII digits, no spaces; the
 # spellings of what float() reads but is not finite; an integer. The patterns of options, files and models.
 NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"

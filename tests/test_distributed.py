@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from svmstruct import api
-from svmstruct.errors import InputError
+from svmstruct.errors import InputError, UsageError
 from svmstruct.io import data
 from svmstruct.train import loop
 
@@ -224,7 +224,7 @@ def test_the_python_api_trains_on_a_client_of_yours(client, shards):
     local = api.fit(data.concatenate([data.read_svmlight(f) for f in shards["ranking"]]), loss="pairs-avg", C=3.0)
     remote = api.fit_shards(shards["ranking"], loss="pairs-avg", C=3.0, client=client)
     assert_same_training(local, remote)
-    with pytest.raises(api.UsageError, match="at least one worker"):
+    with pytest.raises(UsageError, match="at least one worker"):
         api.fit_shards(shards["ranking"], loss="pairs-avg")
 
 

@@ -7,6 +7,7 @@ import pytest
 from svmstruct.errors import InputError
 from svmstruct.train import line_search, loop
 from svmstruct.train.loop_state import LoopState, WorkingSet
+from svmstruct.train.problem import Outline
 
 
 def test_working_set_shift_keeps_the_gram_matrix_exact():
@@ -186,7 +187,7 @@ def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_nam
     path = str(tmp_path / "run.ckpt")
     checkpoint.save(path, states[-1], {"run": loss_name})
     problem = loss.build(dataset, opts)
-    outline = loop.Outline.of(problem)
+    outline = Outline.of(problem)
 
     def resumed_from(arrays, C):
         return LoopState.from_arrays(arrays, outline.n, outline.dim, C, eps * outline.epsilon_scale)

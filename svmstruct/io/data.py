@@ -180,6 +180,14 @@ def _read_from(f, name: str, seekable: bool, n_features: int | None, dtype, layo
 PART_BYTES = 1 << 26  # read_parts: whole lines of about this many bytes a part
 
 
+def read_basis(path: str):
+    """The vectors of a kernel basis file (learn --f: SVMlight lines, their targets ignored) as a
+    kernel_functions.Basis."""
+    from svmstruct.kernels.kernel_functions import Basis
+
+    return Basis.of_dataset(read_svmlight(path))
+
+
 def read_parts(path: str, dtype=np.float32, part_bytes: int | None = None):
     """read_svmlight(path, dtype=dtype) as consecutive Datasets (CSR) of whole lines, about part_bytes
     (PART_BYTES) of the file each, for scoring a file without holding its whole matrix: the rows, values, line

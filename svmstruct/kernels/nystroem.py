@@ -183,13 +183,6 @@ def _squared_distances(basis: Basis) -> np.ndarray:
     return np.maximum(norms[i] + norms[j] - 2 * dots[i, j], 0.0)
 
 
-def read_basis(path: str) -> Basis:
-    """The vectors of a basis file (learn --f: SVMlight lines, their targets ignored)."""
-    from svmstruct.io.data import read_svmlight
-
-    return Basis.of_dataset(read_svmlight(path))
-
-
 def _cholesky_skipping(K: np.ndarray) -> tuple:
     """(the basis vectors kept, in order; the Cholesky factor of their Gram matrix) by a Cholesky that skips
     every vector whose pivot is at most PIVOT_TOLERANCE times the largest diagonal (dependent, or a kernel

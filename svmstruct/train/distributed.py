@@ -79,19 +79,18 @@ class Shard:
 
         return Rows.of(self.data).select(positions)
 
-    def build(self, loss_name: str, opts: dict, width: int, columns: np.ndarray | None, normalize: str,
+    def build(self, loss, opts: dict, width: int, columns: np.ndarray | None, normalize: str,
               scale: np.ndarray | None, mapping: Any = None) -> dict:
-        """The shard's training problem over the common columns (or over a kernel map's features, learn -t);
-        its n, epsilon scale and statistics."""
+        """The shard's training problem of `loss` (the driver's Loss, pickled: a loss registered only there
+        trains too) over the common columns (or over a kernel map's features, learn -t); its n, epsilon scale
+        and statistics."""
         import dataclasses
 
-        from svmstruct import losses
         from svmstruct.io import data
         from svmstruct.kernels.kernel_functions import Rows
         from svmstruct.train import normalize as normalization
 
         _set_threads(self.threads)
-        loss, _ = losses.lookup(loss_name)
         if mapping is not None:
             aligned = dataclasses.replace(self.data, X=mapping.map(Rows.of(self.data)), columns=None)
         else:
@@ -334,9 +333,9 @@ class ClusterSource:
     def prepare(self, loss, opts: dict, normalize: str):
         """(as api.LocalSource.prepare) the outline, summary, largest |x|, global scale and kernel map of the
         shards."""
-        from svmstruct.train import loop
+        from svmstruct.train.problem import Prepared
 
-        return loop.Prepared(*prepare(self.cluster, loss, opts, normalize, self.kernel))
+        return Prepared(*prepare(self.cluster, loss, opts, normalize, self.kernel))
 
     def evaluator(self, prepared) -> DistributedEvaluator:
         return DistributedEvaluator(self.cluster, prepared.outline.dim)
@@ -346,8 +345,7 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel:
     """Align and build the shards' problems: (Outline, TrainingSummary, the largest |x| of the data, the
     global scale of --normalize global or None, the kernel map of learn -t or None)."""
     from svmstruct.errors import InputError
-    from svmstruct.train import loop
-    from svmstruct.train.problem import TrainingSummary
+    from svmstruct.train.problem import Outline, TrainingSummary
 
     check_decomposes(loss, opts)
     shapes = cluster.call("describe")
@@ -369,7 +367,7 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel:
     if kernel is not None:
         mapping = kernel_map(cluster, kernel, loss, normalize, [s["documents"] for s in shapes])
         columns, width = None, mapping.size
-    cluster.built = (loss.name, opts, width, columns, normalize, scale, mapping)
+    cluster.built = (loss, opts, width, columns, normalize, scale, mapping)
     built = cluster.call("build", *cluster.built)
     dim = max(b["dim"] for b in built)
     narrower = [i for i, b in enumerate(built) if b["dim"] < dim]
@@ -377,7 +375,7 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel:
         cluster.call("widen", dim, shards=narrower)
     cluster.dim = dim
     n = sum(b["n"] for b in built)
-    outline = loop.Outline(n, dim, sum(b["scaled_n"] for b in built) / n, all(b["exact"] for b in built),
+    outline = Outline(n, dim, sum(b["scaled_n"] for b in built) / n, all(b["exact"] for b in built),
                             any(b["latent"] for b in built))
     summary = TrainingSummary("+".join(cluster.paths), sum(s["documents"] for s in shapes), columns, n,
                               sum(b["skipped"] for b in built), sum(b["examples"] for b in built), built[0]["bias"],
@@ -388,8 +386,9 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel:
 def kernel_map(cluster: Cluster, spec, loss, normalize: str, documents: list):
     """The kernel map of learn -t over the shards: its basis drawn from the documents of all shards (as
     numbered in shard order) or from --f, read here."""
+    from svmstruct.io.data import read_basis
     from svmstruct.kernels.kernel_functions import Basis
-    from svmstruct.kernels.nystroem import KernelMap, read_basis, select
+    from svmstruct.kernels.nystroem import KernelMap, select
 
     spec.check_for(loss, normalize)
     offsets = np.cumsum([0] + documents)

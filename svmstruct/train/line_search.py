@@ -4,9 +4,10 @@ per point, never a product with X: svmstruct.train.evaluator computes the scores
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from svmstruct.train.evaluator import Evaluation
+if TYPE_CHECKING:
+    from svmstruct.train.evaluator import Evaluation
 
 # OCAS: a cutting plane goes in at w_b + MU (w_t - w_b). Franc & Sonnenburg 2009 use 0.1; with the second
 # plane at w_t, 0.05 took fewer iterations on every case of `make bench-engine` (corn errorrate 181 -> 143).

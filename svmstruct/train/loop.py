@@ -21,17 +21,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from svmstruct.errors import InputError, NumericalError
+from svmstruct.options import MAX_ITERATIONS
 from svmstruct.train import line_search as ocas
 from svmstruct.train.evaluator import LocalEvaluator
 from svmstruct.train.loop_state import LoopState
-from svmstruct.train.problem import TrainingProblem, TrainingSummary
+from svmstruct.train.problem import Outline, TrainingProblem
 
-MAX_ITERATIONS = 100000  # the default iteration limit (-#)
 # svm_struct drops constraints that stayed inactive this long (remove_inactive_constraints(..., 50)).
 INACTIVE_LIMIT = 50
 # outer (CCCP) steps of a latent-target problem
@@ -84,39 +83,6 @@ class TrainResult:
         if self.measured is not None:
             return not self.measure_gain < MIN_GAIN
         return not self.gain < MIN_GAIN
-
-
-@dataclass
-class Outline:
-    """What the loop needs to know of a problem; the data, the scores and the oracle stay with its
-    evaluator (svmstruct.train.evaluator)."""
-    n: int  # number of examples: the 1/n of the 1-slack constraint
-    dim: int  # length of w
-    epsilon_scale: float = 1.0  # see TrainingProblem
-    exact: bool = True  # the oracle finds the most violated output
-    latent: bool = False  # the problem has a latent target (CCCP)
-
-    @classmethod
-    def of(cls, problem: TrainingProblem) -> Outline:
-        return cls(problem.n, problem.X.shape[1], problem.epsilon_scale, problem.exact,
-                   problem.latent_target is not None)
-
-    def warm_startable(self) -> bool:
-        """A C grid may start each C from the previous one's end: not for a latent target (the CCCP path would
-        depend on the grid) nor for an approximate oracle (SVM-div's greedy one: its gap is no certificate;
-        warm-started exp-div runs stopped at objectives up to 6 % higher)."""
-        return self.exact and not self.latent
-
-
-@dataclass
-class Prepared:
-    """A training source made ready for a loss: what the loop needs (outline), what the model records of the
-    training set (summary), the largest |x| (the badly-scaled warning) and --normalize global's scale."""
-    outline: Outline
-    summary: TrainingSummary
-    largest: float
-    scale: np.ndarray | None = None
-    kernel_map: Any = None  # kernel_map.KernelMap when the features were mapped (learn -t)
 
 
 class Callback:

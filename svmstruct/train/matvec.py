@@ -76,13 +76,3 @@ def _csr_rmatvec_blocks(indptr, indices, data, coef, partial):
             if c != 0.0:
                 for p in range(indptr[r], indptr[r + 1]):
                     partial[b, indices[p]] += c * data[p]
-
-
-@njit(cache=True)
-def sequential_sum(values):
-    """sum(values) left to right. Inside a parallel=True kernel `values.sum()` becomes a parallel
-    reduction whose rounding depends on the number of threads; called from there, this does not."""
-    total = 0.0
-    for v in values:
-        total += v
-    return total

@@ -20,7 +20,7 @@ and written from the papers independently of the oracle: for example e, the cons
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -76,3 +76,36 @@ class TrainingSummary:
     def of(cls, dataset, problem: TrainingProblem) -> TrainingSummary:
         return cls(dataset.path, dataset.n_docs, getattr(dataset, "columns", None), problem.n, problem.skipped,
                    problem.examples_in_data, problem.bias, problem.info)
+
+
+@dataclass
+class Outline:
+    """What the loop needs to know of a problem; the data, the scores and the oracle stay with its
+    evaluator (svmstruct.train.evaluator)."""
+    n: int  # number of examples: the 1/n of the 1-slack constraint
+    dim: int  # length of w
+    epsilon_scale: float = 1.0  # see TrainingProblem
+    exact: bool = True  # the oracle finds the most violated output
+    latent: bool = False  # the problem has a latent target (CCCP)
+
+    @classmethod
+    def of(cls, problem: TrainingProblem) -> Outline:
+        return cls(problem.n, problem.X.shape[1], problem.epsilon_scale, problem.exact,
+                   problem.latent_target is not None)
+
+    def warm_startable(self) -> bool:
+        """A C grid may start each C from the previous one's end: not for a latent target (the CCCP path would
+        depend on the grid) nor for an approximate oracle (SVM-div's greedy one: its gap is no certificate;
+        warm-started exp-div runs stopped at objectives up to 6 % higher)."""
+        return self.exact and not self.latent
+
+
+@dataclass
+class Prepared:
+    """A training source made ready for a loss: what the loop needs (outline), what the model records of the
+    training set (summary), the largest |x| (the badly-scaled warning) and --normalize global's scale."""
+    outline: Outline
+    summary: TrainingSummary
+    largest: float
+    scale: np.ndarray | None = None
+    kernel_map: Any = None  # kernel_map.KernelMap when the features were mapped (learn -t)

@@ -1,0 +1,62 @@
+"""`svmstruct classify`: score a file with a model (ours or the originals'), in the model's output format."""
+from __future__ import annotations
+
+import click
+
+from svmstruct.commands.params import THREADS_OPTION, Integer, Tag, build_command, say
+from svmstruct.errors import UsageError
+from svmstruct.options import SCORE_FORMATS
+
+
+def classify_command(output_format, tag, verbosity, test_file, model_file, output):
+    """Score TEST_FILE with MODEL_FILE (ours or svm_light/svm_perf/svm_rank's); write to OUTPUT (default stdout)."""
+    import numpy as np
+
+    from svmstruct import losses, model
+    from svmstruct.io import data, files, trec
+
+    if test_file == files.STDIO and model_file == files.STDIO:
+        raise UsageError("TEST_FILE and MODEL_FILE cannot both be read from stdin")
+    files.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file), ("MODEL_FILE", model_file)])
+    files.check_writable(output)
+    trained = model.load_model(model_file)
+    loss = losses.REGISTRY.get(trained.loss)
+    formats = loss.formats if loss else SCORE_FORMATS
+    fmt = output_format or formats[0]
+    if fmt not in formats:
+        raise UsageError(f"--format {fmt} does not apply to a {trained.loss} model (it writes {', '.join(formats)})")
+    dtype = np.dtype(trained.precision)  # as learn stored its data
+    if fmt == "scores" and (loss is None or loss.predict is None) and trained.normalize != "query" \
+            and trained.kernel is None:  # a score a line: the file a part at a time (memory of one part's matrix)
+        parts, n_docs = [], 0
+        for part in data.read_parts(test_file, dtype):
+            parts.append("".join(f"{s:.8f}\n" for s in model.score(trained, part)))
+            n_docs += part.n_docs
+        text = "".join(parts)
+    else:
+        dataset = data.read_svmlight(test_file, dtype=dtype)
+        n_docs = dataset.n_docs
+        if loss is not None and loss.predict is not None:
+            text = loss.predict(trained, dataset, fmt, tag)
+        else:
+            scores = model.score(trained, dataset)
+            text = trec.format_run(dataset, scores, tag) if fmt == "trec" else "".join(f"{s:.8f}\n" for s in scores)
+    files.write_output(output, text)
+    if verbosity >= 1:
+        say(f"Scored {n_docs} documents of {'<stdin>' if test_file == files.STDIO else test_file} with {model_file}")
+
+
+
+def command() -> click.Command:
+    return build_command("classify", classify_command, [
+        click.option("--format", "output_format", default=None, metavar="FORMAT",
+                     help="scores: one %.8f score per input line (default); trec: `qid Q0 docid rank score tag`; "
+                          "selections: a div model's K documents per candidate set (its default)."),
+        click.option("--tag", type=Tag(), default="svmstruct", show_default=True, help="Run tag of the TREC format."),
+        click.option("-v", "verbosity", type=Integer(0, 3), default=0,
+                     help="1: print a line of statistics on stderr."),
+        THREADS_OPTION,
+        click.argument("test_file"),
+        click.argument("model_file"),
+        click.argument("output", default="-"),
+    ])

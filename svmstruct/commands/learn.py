@@ -1,0 +1,272 @@
+"""`svmstruct learn`: the run's settings (config.Run, its options generated from the record and the loss
+registry) checked before any data is read, the training source (the files here, or shards on a Dask cluster),
+training (one C, or a grid chosen on validation data), the warnings a user needs, and the model written."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+
+import click
+import numpy as np
+
+from svmstruct.commands.params import (
+    THREADS_OPTION,
+    Integer,
+    Number,
+    build_command,
+    default_loss,
+    loss_options,
+    progress_printer,
+    say,
+    spelling,
+    warn,
+)
+from svmstruct.errors import UsageError
+
+LARGE_FEATURE = 1e4  # |x| above this: warn that the data is badly scaled
+CHECKPOINT_SECONDS = 30.0  # --checkpoint: at most one write per this many seconds (and one at the iteration limit)
+
+
+def learn_command(**params):
+    """Train on TRAIN_FILE (SVMlight, '-' for stdin; several files are read as one, one after the other)
+    and write MODEL_FILE ('-' for stdout). With --workers or --scheduler, every TRAIN_FILE is a shard of
+    whole queries that a Dask worker reads."""
+    from svmstruct import config
+    from svmstruct.io import files
+
+    fields = {spec.name for spec in dataclasses.fields(config.Run)}
+    run = config.Run(**{k: v for k, v in params.items() if k in fields},
+                     loss_options={k: v for k, v in params.items() if k not in fields})
+    checked = run.check(spelling)  # everything that can be checked is checked before the data is read
+    saving = _checkpointing(checked)
+    trained = _train(checked, saving)
+    _warn_about(checked, trained)
+    if not run.single_precision:  # classify reads the test data as training read its data
+        trained.trained_in_double_precision()
+    trained.save(run.model_file, run.model_format)
+    if saving is not None and trained.result.converged and (saving.written or checked.settings.resume is not None):
+        files.remove_regular(saving.path)  # this run's or the resumed one's (none if it converged at once)
+
+
+def _train(checked, saving):
+    """The trained model: the one C, or the best of the grid on the validation data."""
+    from svmstruct import api
+    from svmstruct.io import data
+    from svmstruct.train import loop
+
+    run, loss = checked.run, checked.loss
+    log = say if run.verbosity >= 1 else None
+    validation = None
+    if run.validation_file is not None:
+        validation = data.read_svmlight(run.validation_file,
+                                        dtype=np.float32 if run.single_precision else np.float64)
+    # progress lines: every iteration at -v 1 (at -v 2 also inside each C of a --validate grid)
+    callbacks = [loop.Progress(progress_printer(run.verbosity))] if log and (validation is None or
+                                                                             run.verbosity >= 2) else []
+    with _training_source(checked, log) as (source, describe):
+        def prepared(ready):
+            if run.loss is None and any(_has_queries(path) for path in run.train_files):
+                warn(f"the training data has queries (qid) and no -l was given: training {loss.name}, svm_perf's "
+                     "default, which classifies documents and ignores the queries; -l pairs, map or ndcg@10 rank "
+                     "within them")
+            _warn_if_badly_scaled(ready.largest, run.normalize, checked.kernel is not None)
+            _describe(checked, ready, describe, log)
+
+        models = api.train_grid(source, loss, checked.opts, checked.settings,
+                                [*callbacks, *([saving] if saving else [])], prepared)
+        trained = _select(models, validation, checked, log) if validation is not None else next(models)
+    if log and not (validation is not None and run.verbosity >= 2):  # (-v 2 printed every C's summary)
+        log(loop.summary(trained.result))
+    return trained
+
+
+def _describe(checked, ready, describe, log) -> None:
+    """The kernel map's advice, and with a log the training set, the kernel, the loss, C and epsilon."""
+    kernel, settings = checked.kernel, checked.settings
+    advice = ready.kernel_map.advice() if ready.kernel_map is not None else None
+    if advice:
+        warn(advice)
+    if not log:
+        return
+    if kernel is not None and not kernel.size_given and ready.kernel_map.size + ready.kernel_map.dropped < kernel.size:
+        log(f"--k: the basis is taken from all the training documents (the default, {kernel.size}, is more "
+            "than there are)")
+    grid = ",".join(f"{C:g}" for C in settings.grid)
+    log(f"{describe(ready)}{_describe_map(ready.kernel_map)}; loss {checked.loss.name}, C {grid}, epsilon "
+        f"{settings.epsilon_for(checked.loss):g}")
+
+
+def _warn_about(checked, trained) -> None:
+    """Not converged, did not learn, examples left out: on stderr whatever the verbosity."""
+    from svmstruct.train import loop
+
+    result = trained.result
+    if not result.converged:
+        warn(f"training stopped before convergence ({result.status}) after {result.iterations} iterations; "
+             f"duality gap {result.primal - result.dual:.6g}"
+             + (f"; continue with --checkpoint {checked.run.checkpoint_file} --resume"
+                if checked.run.checkpoint_file else ""))
+    if not result.learned:
+        warn(loop.not_learned(result))
+    skipped, total = trained.summary.skipped, trained.summary.examples
+    if skipped:
+        warn(f"{skipped} of {total} {'queries' if checked.loss.needs_qid else 'examples'} left out of training: the "
+             f"loss is not defined on them (for a ranking loss: no two documents of different labels, or no relevant "
+             f"one)")
+
+
+def _has_queries(path: str) -> bool:
+    """The first data line of a training file (not stdin) has a qid: the file is queries (a cheap look)."""
+    from svmstruct.io import files
+
+    if path == files.STDIO:
+        return False
+    try:
+        with files.open_binary(path) as f:
+            head = f.read(1 << 16)
+    except Exception:  # noqa: BLE001 - unreadable here: the reader reports it
+        return False
+    for line in head.split(b"\n"):
+        tokens = line.split(b"#", 1)[0].split()
+        if tokens:
+            return len(tokens) > 1 and tokens[1].startswith(b"qid:")
+    return False
+
+
+
+@contextlib.contextmanager
+def _training_source(checked, log):
+    """(the training source of api.train_grid, a describer of the prepared training set for the log): the
+    TRAIN_FILEs read here, or shards read by the workers of a Dask cluster (closed on the way out)."""
+    run, loss = checked.run, checked.loss
+    layout = "dense" if run.dense else run.layout
+    if run.workers is None and run.scheduler is None:
+        from svmstruct import api, losses
+        from svmstruct.io import data
+
+        read = [data.read_svmlight(path, dtype=np.float32 if run.single_precision else np.float64, layout=layout)
+                for path in run.train_files]
+        dataset = read[0] if len(read) == 1 else data.concatenate(read)
+        code = (run.loss or default_loss()).strip()
+        others = losses.same_code_elsewhere(code, loss) if code.isdigit() and dataset.has_qid else []
+        if others:
+            warn(f"-l {code} is loss {loss.name} ({loss.summary}); the same code means -l {others[0].name} "
+                 f"({others[0].summary}). Name the loss to silence this warning.")
+        yield api.LocalSource(dataset, checked.kernel), lambda ready: (
+            f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features")
+        return
+    from svmstruct.train import distributed
+
+    client, close, threads = distributed.client_for(run.workers, run.scheduler)
+    try:
+        cluster = distributed.Cluster(client, list(run.train_files), run.single_precision, layout, threads,
+                                      on_reload=warn)
+        where = f"{run.workers} local workers" if run.workers else f"the cluster at {run.scheduler}"
+        yield distributed.ClusterSource(cluster, checked.kernel), lambda ready: (
+            f"Training set: {len(run.train_files)} shards, {ready.summary.n_docs} documents on {where}")
+        if log:
+            t = cluster.traffic
+            log(f"Cluster: {t.calls} calls to shards, {t.sent} bytes of payload sent and {t.received} received, "
+                f"{t.recoveries} shards reloaded after a lost worker")
+    finally:
+        close()
+
+
+def _describe_map(mapping) -> str:
+    """'; rbf kernel over 500 basis vectors' for the log of learn -t ('' without a kernel)."""
+    if mapping is None:
+        return ""
+    from svmstruct.kernels import kernel_functions
+
+    dropped = f" ({mapping.dropped} dependent ones dropped)" if mapping.dropped else ""
+    return (f"; {kernel_functions.NAMES[mapping.kernel.kind]} kernel over {mapping.size} basis vectors{dropped}, "
+            f"mapped in {mapping.seconds:.2f} s")
+
+
+
+def _checkpointing(checked):
+    """The checkpoint writer (a loop.Callback) of --checkpoint, or None; with --resume the checkpoint's
+    state goes into the settings (resume)."""
+    from svmstruct.io import files
+    from svmstruct.train import checkpoint
+
+    path, settings = checked.run.checkpoint_file, checked.settings
+    if path is None:
+        if checked.run.resume:
+            raise UsageError("--resume needs --checkpoint FILE (the file a previous run wrote)")
+        return None
+    if len(settings.grid) > 1:
+        raise UsageError("--checkpoint holds one training run: give one -c value, not a --validate grid")
+    if path == files.STDIO:
+        raise UsageError("--checkpoint needs a file, not '-'")
+    files.check_regular_or_absent(path, "--checkpoint")
+    signature = checked.signature()
+    if checked.run.resume:
+        settings.resume = checkpoint.load(path, signature)
+    else:
+        checkpoint.check_replaceable(path)
+        files.check_writable(path)
+    settings.checkpointed = True
+    return checkpoint.Writer(path, signature, settings.max_iterations, CHECKPOINT_SECONDS)
+
+
+def _warn_if_badly_scaled(largest: float, normalize: str, kernel: bool = False) -> None:
+    if largest > LARGE_FEATURE and normalize == "none":
+        how = "before learn -t (--normalize applies to linear models)" if kernel else \
+            "e.g. with --normalize query or --normalize global"
+        warn(f"feature values reach {largest:.3g}: badly scaled data trains slowly and imprecisely; "
+             f"scale the features, {how}")
+
+
+
+def _select(models, validation, checked, log):
+    """The best model of a C grid on the validation data (selection.select_model), logged."""
+    from svmstruct import selection
+    from svmstruct.train import loop
+
+    measure = checked.select_measure
+    summaries = checked.run.verbosity >= 2
+    best, points = selection.select_model(models, validation, measure,
+                                          float(checked.opts.get("rel_threshold") or 0.0), log,
+                                          (lambda result: log(loop.summary(result))) if summaries else None)
+    if log:
+        log(f"Selected C {best.C:g} (validation {measure} {best.value:.4f})")
+    grid = sorted(point.C for point in points)
+    if len(grid) > 1 and best.C in (grid[0], grid[-1]):
+        warn(f"the best C on the validation data, {best.C:g}, is the {'smallest' if best.C == grid[0] else 'largest'} "
+             f"of the grid: a {'smaller' if best.C == grid[0] else 'larger'} C may be better still; extend -c")
+    return best.model
+
+
+def run_options(f):
+    """One click option per field of config.Run that declares its command-line spelling, in declaration order."""
+    from svmstruct import config
+
+    for spec in reversed(dataclasses.fields(config.Run)):
+        if "cli" not in spec.metadata:
+            continue
+        d = spec.metadata["cli"]
+        kind = d["kind"]
+        extra: dict = dict(default=spec.default, show_default=d["show_default"], metavar=d["metavar"],
+                           help=d["help"].replace("{default_loss}", default_loss()))
+        if kind in ("flag",):
+            extra.update(is_flag=True)
+            del extra["metavar"]
+        elif kind == "number":
+            extra.update(type=Number(d["low"], d["high"]))
+        elif kind == "integer":
+            extra.update(type=Integer(d["low"], d["high"]))
+        elif kind == "choice":
+            extra.update(type=click.Choice(d["choices"]))
+        f = click.option(*d["flags"], spec.name, **extra)(f)
+    return f
+
+
+def command() -> click.Command:
+    return build_command("learn", learn_command, [
+        run_options,
+        THREADS_OPTION,
+        loss_options,
+        click.argument("train_files", nargs=-1, required=True, metavar="TRAIN_FILE..."),
+        click.argument("model_file"),
+    ])

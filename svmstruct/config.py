@@ -1,0 +1,280 @@
+"""A training run's settings: one typed record (Run) whose fields declare their command-line spelling, built by
+`svmstruct learn` (its options are generated from these declarations and the loss registry's), by api.fit and by
+the estimators, and checked in one place (Run.check) before any data is read. Settings is the part the training
+loop reads (the C grid, epsilon, the iteration limit, normalisation, a checkpoint to resume)."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from svmstruct import losses
+from svmstruct.errors import InputError, UsageError
+from svmstruct.options import MAX_ITERATIONS
+from svmstruct.train.normalize import METHODS as NORMALIZATIONS
+
+if TYPE_CHECKING:
+    from svmstruct.kernels.nystroem import Spec
+    from svmstruct.losses.base import Loss
+
+ALGORITHMS_1SLACK = ("3", "4")  # svm_perf/svm_struct -w values that mean the 1-slack algorithm
+PYTHON_SETTINGS = ("epsilon", "max_iterations", "normalize", "kernel")  # what fit takes besides loss options
+KERNEL_FLAGS = {"degree": "-d", "gamma": "-g", "coef_lin": "-s", "coef_const": "-r", "basis_size": "--k",
+                "basis_method": "--t", "basis_file": "--f"}  # only with a kernel (-t 1|2|3)
+
+
+def cli(*flags: str, help: str, kind: str = "text", low: float | None = None, high: float | None = None,
+        choices: tuple = (), show_default: bool = False, metavar: str | None = None) -> dict:
+    """A field's command-line declaration (the metadata `learn` generates its option from). kind: text, number,
+    integer (within [low, high]), choice, flag, or switch (a --name/--other pair of flags)."""
+    return {"cli": dict(flags=flags, help=help, kind=kind, low=low, high=high, choices=choices,
+                        show_default=show_default, metavar=metavar)}
+
+
+@dataclass
+class Run:
+    """Everything `svmstruct learn` is told; api.fit and the estimators fill the fields they take."""
+    C: Any = field(default="1.0", metadata=cli(
+        "-c", show_default=True, help="Trade-off C of the 1-slack objective 1/2|w|^2 + C xi (svm_perf/svm_rank "
+        "scaling, see docs/learn.md); a comma-separated grid with --validate."))
+    epsilon: float | None = field(default=None, metadata=cli(
+        "-e", kind="number", help="Stop when no constraint is violated by more than this (default: the loss's, e.g. "
+        "0.1 for svm_perf losses)."))
+    loss: str | None = field(default=None, metadata=cli(
+        "-l", help="Loss: a name or svm_perf's numeric code (see `svmstruct losses`).  [default: {default_loss}]"))
+    max_iterations: int = field(default=MAX_ITERATIONS, metadata=cli(
+        "-#", kind="integer", show_default=True, help="Maximum number of iterations."))
+    verbosity: int = field(default=1, metadata=cli(
+        "-v", kind="integer", low=0, high=3, show_default=True,
+        help="0: no progress (warnings still go to stderr); 1: a progress line per iteration and a summary."))
+    algorithm: str = field(default="3", metadata=cli(
+        "-w", show_default=True,
+        help="Accepted for svm_perf compatibility: 3 or 4 (both mean the 1-slack algorithm used here)."))
+    model_format: str = field(default="svmstruct", metadata=cli(
+        "--format", kind="choice", choices=("svmstruct", "svmlight"), show_default=True,
+        help="Model file format; svmlight is readable by svm_perf_classify/svm_rank_classify."))
+    single_precision: bool = field(default=True, metadata=cli(
+        "--float32/--float64", kind="switch", show_default=True,
+        help="Store feature values in single precision, as svm_light, svm_perf and svm_rank do (the same values as "
+        "theirs, half the memory), or in double precision."))
+    layout: str = field(default="auto", metadata=cli(
+        "--layout", kind="choice", choices=("auto", "sparse", "dense"), show_default=True,
+        help="How the training data is stored: auto takes the smaller of a sparse (CSR) and a dense matrix (dense "
+        "for LETOR-style data with every feature present, sparse for text)."))
+    dense: bool = field(default=False, metadata=cli("--dense", kind="flag", help="Same as --layout dense."))
+    validation_file: str | None = field(default=None, metadata=cli(
+        "--validate", help="Validation data: train for every C of the -c grid and keep the best model by --select."))
+    select_measure: str | None = field(default=None, metadata=cli(
+        "--select", help="Measure that picks C on the validation data (any `eval` measure; `error` is minimised); "
+        "default: the loss's own measure."))
+    normalize: str = field(default="none", metadata=cli(
+        "--normalize", kind="choice", choices=NORMALIZATIONS, show_default=True,
+        help="query: min-max per feature within every query (LETOR's QueryLevelNorm), applied by classify too; "
+        "global: each feature divided by its largest |value|, folded into the weights."))
+    workers: int | None = field(default=None, metadata=cli(
+        "--workers", kind="integer", low=1, metavar="N", help="Train on a local Dask cluster of N worker processes; "
+        "every TRAIN_FILE is a shard of whole queries (needs svmstruct[distributed])."))
+    scheduler: str | None = field(default=None, metadata=cli(
+        "--scheduler", metavar="ADDRESS", help="Train on the Dask cluster whose scheduler is at ADDRESS "
+        "(tcp://host:8786): its workers read the TRAIN_FILEs where they are."))
+    checkpoint_file: str | None = field(default=None, metadata=cli(
+        "--checkpoint", metavar="FILE", help="Save the training state to FILE as it goes (atomically; removed once "
+        "the model is written after convergence)."))
+    resume: bool = field(default=False, metadata=cli(
+        "--resume", kind="flag",
+        help="Continue the run whose --checkpoint FILE is given (same data, loss, options, -c, -e)."))
+    kernel_type: int = field(default=0, metadata=cli(
+        "-t", kind="integer", low=0, high=4, show_default=True,
+        help="Kernel (svm_light's): 0 linear, 1 polynomial (s a.b + r)^d, 2 RBF exp(-g |a-b|^2), 3 sigmoid "
+        "tanh(s a.b + r); a nonlinear kernel trains over a basis of --k vectors."))
+    degree: int | None = field(default=None, metadata=cli("-d", kind="integer", help="-t 1: the degree d (default 3)."))
+    gamma: float | None = field(default=None, metadata=cli("-g", kind="number", help="-t 2: gamma (default 1)."))
+    coef_lin: float | None = field(default=None, metadata=cli("-s", kind="number", help="-t 1, 3: s (default 1)."))
+    coef_const: float | None = field(default=None, metadata=cli("-r", kind="number", help="-t 1, 3: r (default 1)."))
+    basis_size: int | None = field(default=None, metadata=cli(
+        "--k", kind="integer", metavar="K", help="With -t: the number of basis vectors (default 500; svm_perf's --k)."))
+    basis_method: int | None = field(default=None, metadata=cli(
+        "--t", kind="integer", metavar="M", help="With -t: how the basis is chosen (svm_perf's --t): 1 every "
+        "(n/K)-th document (default), 2 by incomplete Cholesky."))
+    basis_file: str | None = field(default=None, metadata=cli(
+        "--f", metavar="FILE", help="With -t: choose the basis among this file's vectors (SVMlight) instead of the "
+        "training documents; all of them when it has at most --k."))
+    train_files: tuple = ()  # TRAIN_FILE... ('-': stdin)
+    model_file: str | None = None  # MODEL_FILE ('-': stdout)
+    loss_options: dict = field(default_factory=dict)  # the loss's options by keyword (the registry's Options)
+    kernel: Spec | None = None  # a kernel map given ready (api.fit, the estimators) instead of -t and its options
+
+    @classmethod
+    def of(cls, loss: str, C: Any, **keywords: Any) -> Run:
+        """The run of the Python API: fit(data, loss, C, epsilon=..., max_iterations=..., normalize=...,
+        kernel=..., **the loss's options)."""
+        settings = {name: keywords.pop(name) for name in PYTHON_SETTINGS if name in keywords}
+        return cls(C=list(C) if isinstance(C, (list, tuple)) else [C], loss=loss, loss_options=keywords, **settings)
+
+    def check(self, spelling: Callable[[str], str] | None = None) -> CheckedRun:
+        """Every check that needs no data, in the order `learn` reports them; UsageError (or InputError) for the
+        first that fails. spelling(name): how a loss option is spelled to the user (its flag on the command line)."""
+        from svmstruct.io import files
+
+        if self.algorithm not in ALGORITHMS_1SLACK:
+            raise UsageError(f"-w {self.algorithm}: only the 1-slack algorithm (-w 3 or 4) is implemented")
+        loss, opts = resolve_loss(self.loss or losses.DEFAULT, self.loss_options, spelling)
+        settings = Settings(self._grid(), self.epsilon, self.max_iterations, self.normalize).check(loss)
+        if self.normalize == "query" and self.model_format == "svmlight":
+            raise UsageError("--normalize query needs the svmstruct model format: the originals' classify programs "
+                             "would score raw features")
+        measure = self._selection_measure(loss, opts)
+        kernel = self.kernel if self.kernel is not None else self._kernel_spec(loss)
+        if self.validation_file == files.STDIO and files.STDIO in self.train_files:
+            raise UsageError("TRAIN_FILE and --validate cannot both be read from stdin")
+        self._check_sources(loss, opts)
+        if self.model_file is not None:
+            files.check_distinct([("MODEL_FILE", self.model_file), ("--checkpoint", self.checkpoint_file)],
+                                 [*(("TRAIN_FILE", path) for path in self.train_files),
+                                  ("--validate", self.validation_file), ("--subtopics", opts.get("subtopics")),
+                                  ("--f", self.basis_file)])
+            files.check_writable(self.model_file)
+        return CheckedRun(self, loss, opts, settings, kernel, measure)
+
+    def _grid(self) -> list:
+        if not isinstance(self.C, str):
+            return list(self.C) if isinstance(self.C, (list, tuple)) else [self.C]
+        from svmstruct import selection
+
+        grid = selection.parse_grid(self.C)
+        if len(grid) > 1 and self.validation_file is None:
+            raise UsageError("a grid of C values needs --validate VALIDATION_FILE to choose from")
+        return grid
+
+    def _selection_measure(self, loss: Loss, opts: dict) -> str | None:
+        """The measure that picks C on the validation data (checked), or None without --validate."""
+        if self.validation_file is None:
+            if self.select_measure is not None:
+                raise UsageError("--select applies only with --validate")
+            return None
+        from svmstruct import selection
+        from svmstruct.evaluation.measures import canonical
+
+        measure = self.select_measure or (loss.measure(opts) if loss.measure else None)
+        if measure is None:
+            raise UsageError(f"--validate needs --select MEASURE: loss {loss.name} names no eval measure")
+        measure = canonical(measure)
+        selection.check_measure(measure)
+        return measure
+
+    def _kernel_spec(self, loss: Loss) -> Spec | None:
+        """The nystroem.Spec of -t/-d/-g/-s/-r/--k/--t/--f (None for the linear kernel), checked."""
+        if not self.kernel_type:
+            stray = [flag for name, flag in KERNEL_FLAGS.items() if getattr(self, name) is not None]
+            if stray:
+                raise UsageError(f"{stray[0]} applies to a kernel: give -t 1 (polynomial), 2 (RBF) or 3 (sigmoid)")
+            return None
+        from svmstruct.kernels import kernel_functions, nystroem
+
+        if self.normalize != "none":
+            raise UsageError("--normalize applies to linear models only: with -t, scale the features before "
+                             "training")
+        if not loss.plain_features:
+            raise UsageError(f"-t: loss {loss.name} builds its own features from the documents; kernels apply to "
+                             "the other losses")
+        defaults = kernel_functions.Kernel()
+        kernel = kernel_functions.Kernel(self.kernel_type, *(
+            getattr(defaults, name) if getattr(self, name) is None else getattr(self, name)
+            for name in ("degree", "gamma", "coef_lin", "coef_const")))
+        return nystroem.Spec(kernel, nystroem.DEFAULT_SIZE if self.basis_size is None else self.basis_size,
+                             nystroem.SPREAD if self.basis_method is None else self.basis_method, self.basis_file,
+                             size_given=self.basis_size is not None).check()
+
+    def _check_sources(self, loss: Loss, opts: dict) -> None:
+        from svmstruct.io import files
+
+        if self.workers is not None and self.scheduler is not None:
+            raise UsageError("--workers starts a local cluster and --scheduler joins an existing one: give one of "
+                             "them")
+        if self.workers is None and self.scheduler is None:
+            if self.train_files.count(files.STDIO) > 1:
+                raise UsageError("only one TRAIN_FILE can be read from stdin")
+            return
+        if files.STDIO in self.train_files:
+            raise UsageError("with --workers or --scheduler the workers read the training files: '-' (stdin) cannot "
+                             "be one")
+        from svmstruct.train import distributed
+
+        if self.scheduler is not None:
+            distributed.scheduler_address(self.scheduler)
+        distributed.check_decomposes(loss, opts)
+
+
+@dataclass
+class CheckedRun:
+    """A Run that passed Run.check: the loss and its complete options, the loop's Settings, the kernel map to
+    train over (or None) and the measure that selects C on validation data (or None)."""
+    run: Run
+    loss: Loss
+    opts: dict
+    settings: Settings
+    kernel: Spec | None
+    select_measure: str | None
+
+    def signature(self) -> dict:
+        """What a checkpoint of this run must match to be resumed (svmstruct.train.checkpoint)."""
+        run = self.run
+        return dict(loss=self.loss.name, options=self.opts, C=self.settings.grid[0],
+                    epsilon=self.settings.epsilon_for(self.loss), normalize=run.normalize,
+                    train_files=list(run.train_files), precision="float32" if run.single_precision else "float64",
+                    **({"kernel": dataclasses.asdict(self.kernel)} if self.kernel else {}))
+
+
+def resolve_loss(name: str, options: dict | None = None,
+                 spelling: Callable[[str], str] | None = None) -> tuple[Loss, dict]:
+    """The loss called `name` and its complete, checked options (defaults filled in); UsageError for an
+    unknown loss, an option it does not take or a bad value. Nothing is read: call it first."""
+    try:
+        loss, implied = losses.lookup(name)
+    except InputError as e:
+        raise UsageError(e.message) from None
+    return loss, loss.resolve(options or {}, implied, spelling)
+
+
+def check_training_parameters(C: float, epsilon: float | None, max_iterations: int) -> None:
+    """C and epsilon finite and positive, at least one iteration (UsageError otherwise)."""
+    if not (isinstance(C, (int, float)) and math.isfinite(C) and C > 0):
+        raise UsageError(f"C must be a finite positive number, got {C!r}")
+    if epsilon is not None and not (math.isfinite(epsilon) and epsilon > 0):
+        raise UsageError(f"epsilon must be a finite positive number, got {epsilon!r}")
+    if not (isinstance(max_iterations, int) and max_iterations >= 1):
+        raise UsageError(f"the iteration limit must be at least 1, got {max_iterations!r}")
+
+
+@dataclass
+class Settings:
+    """How to train, validated once (check): the C grid, epsilon (None: the loss's default), the iteration
+    limit, the feature normalisation (svmstruct.train.normalize), and for one C a checkpoint's arrays to resume
+    from (svmstruct.train.checkpoint.load) or a checkpoint being written (a Callback of the caller)."""
+    grid: list
+    epsilon: float | None = None
+    max_iterations: int = MAX_ITERATIONS
+    normalize: str = "none"
+    resume: dict | None = None
+    checkpointed: bool = False
+
+    def check(self, loss: Loss | None = None) -> Settings:
+        """UsageError for a bad C, epsilon, iteration limit or normalisation (or one the loss cannot take), and
+        for a checkpointed or resumed grid of several C."""
+        self.grid = [float(C) if isinstance(C, (int, float)) and not isinstance(C, bool) else C for C in self.grid]
+        if not self.grid:
+            raise UsageError("no C to train with")
+        for C in self.grid:
+            check_training_parameters(C, self.epsilon, self.max_iterations)
+        if (self.checkpointed or self.resume is not None) and len(self.grid) != 1:
+            raise UsageError("a checkpoint holds one training run: train one C at a time")
+        if self.normalize not in NORMALIZATIONS:
+            raise UsageError(f"normalize must be one of {', '.join(NORMALIZATIONS)}, got {self.normalize!r}")
+        if loss is not None and self.normalize != "none" and loss.output == "subset":
+            raise UsageError(f"normalize does not apply to loss {loss.name}: its features are built from the "
+                             "documents")
+        return self
+
+    def epsilon_for(self, loss: Loss) -> float:
+        return loss.default_epsilon if self.epsilon is None else float(self.epsilon)
