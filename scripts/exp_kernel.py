@@ -21,8 +21,8 @@ import numpy as np
 
 from svmstruct import api, model
 from svmstruct.evaluation import tables
-from svmstruct.kernels.kernel_functions import Kernel
 from svmstruct.kernels.nystroem import Spec
+from svmstruct.kernels.table import Kernel
 
 import experiment
 

@@ -85,9 +85,8 @@ class Run:
         "--resume", kind="flag",
         help="Continue the run whose --checkpoint FILE is given (same data, loss, options, -c, -e)."))
     kernel_type: int = field(default=0, metadata=cli(
-        "-t", kind="integer", low=0, high=4, show_default=True,
-        help="Kernel (svm_light's): 0 linear, 1 polynomial (s a.b + r)^d, 2 RBF exp(-g |a-b|^2), 3 sigmoid "
-        "tanh(s a.b + r); a nonlinear kernel trains over a basis of --k vectors."))
+        "-t", kind="integer", low=0, show_default=True,
+        help="Kernel (svm_light's): 0 linear, {kernels}; a nonlinear kernel trains over a basis of --k vectors."))
     degree: int | None = field(default=None, metadata=cli("-d", kind="integer", help="-t 1: the degree d (default 3)."))
     gamma: float | None = field(default=None, metadata=cli("-g", kind="number", help="-t 2: gamma (default 1)."))
     coef_lin: float | None = field(default=None, metadata=cli("-s", kind="number", help="-t 1, 3: s (default 1)."))
@@ -126,6 +125,12 @@ class Run:
                              "would score raw features")
         measure = self._selection_measure(loss, opts)
         kernel = self.kernel if self.kernel is not None else self._kernel_spec(loss)
+        if kernel is not None and self.model_format == "svmlight":
+            from svmstruct.kernels.table import TYPES
+
+            if not TYPES[kernel.kernel.kind].svm_light:
+                raise UsageError(f"--format svmlight: svm_light has no {TYPES[kernel.kernel.kind].name} kernel; write "
+                                 "the svmstruct format")
         if self.validation_file == files.STDIO and files.STDIO in self.train_files:
             raise UsageError("TRAIN_FILE and --validate cannot both be read from stdin")
         self._check_sources(loss, opts)
@@ -168,9 +173,12 @@ class Run:
         if not self.kernel_type:
             stray = [flag for name, flag in KERNEL_FLAGS.items() if getattr(self, name) is not None]
             if stray:
-                raise UsageError(f"{stray[0]} applies to a kernel: give -t 1 (polynomial), 2 (RBF) or 3 (sigmoid)")
+                from svmstruct.kernels.table import TYPES
+
+                kinds = ", ".join(f"-t {t.code} ({t.name})" for t in TYPES.values())
+                raise UsageError(f"{stray[0]} applies to a kernel: give {kinds}")
             return None
-        from svmstruct.kernels import kernel_functions, nystroem
+        from svmstruct.kernels import nystroem, table
 
         if self.normalize != "none":
             raise UsageError("--normalize applies to linear models only: with -t, scale the features before "
@@ -178,8 +186,8 @@ class Run:
         if not loss.plain_features:
             raise UsageError(f"-t: loss {loss.name} builds its own features from the documents; kernels apply to "
                              "the other losses")
-        defaults = kernel_functions.Kernel()
-        kernel = kernel_functions.Kernel(self.kernel_type, *(
+        defaults = table.Kernel()
+        kernel = table.Kernel(self.kernel_type, *(
             getattr(defaults, name) if getattr(self, name) is None else getattr(self, name)
             for name in ("degree", "gamma", "coef_lin", "coef_const")))
         return nystroem.Spec(kernel, nystroem.DEFAULT_SIZE if self.basis_size is None else self.basis_size,

@@ -22,11 +22,9 @@ from svmstruct import api, model
 from svmstruct.config import Run
 from svmstruct.errors import InputError
 from svmstruct.io import data
-from svmstruct.kernels import kernel_functions, nystroem
+from svmstruct.kernels import nystroem, table
 from svmstruct.options import MAX_ITERATIONS
 
-KERNELS = {"linear": 0, "poly": kernel_functions.POLYNOMIAL, "polynomial": kernel_functions.POLYNOMIAL,
-           "rbf": kernel_functions.RBF, "sigmoid": kernel_functions.SIGMOID}
 KERNEL_DEFAULTS = {"kernel": "linear", "gamma": 1.0, "degree": 3, "coef0": 1.0, "n_basis": nystroem.DEFAULT_SIZE}
 NOT_LOSS_OPTIONS = ("loss", "C", "epsilon", "max_iterations", "single_query", *KERNEL_DEFAULTS)
 
@@ -134,13 +132,13 @@ class _Linear:
         """learn -t's kernel of the parameters (scikit-learn's names: gamma is svm_light's -g for RBF and -s for
         the polynomial and sigmoid kernels, coef0 is -r), None for the linear kernel; a basis of at most the n
         training documents (as scikit-learn's Nystroem)."""
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {', '.join(KERNELS)}, got {self.kernel!r}")
-        kind = KERNELS[self.kernel]
-        if not kind:
+        if self.kernel == "linear":
             return None
-        kernel = kernel_functions.Kernel(kind, int(self.degree), float(self.gamma), float(self.gamma),
-                                         float(self.coef0))
+        kind = table.of_name(str(self.kernel))
+        if kind is None:
+            names = ["linear", *(name for t in table.TYPES.values() for name in (t.name, *t.aliases))]
+            raise ValueError(f"kernel must be one of {', '.join(names)}, got {self.kernel!r}")
+        kernel = table.Kernel(kind.code, int(self.degree), float(self.gamma), float(self.gamma), float(self.coef0))
         return nystroem.Spec(kernel, min(int(self.n_basis), n)).check()
 
     def _train(self, dataset: data.Dataset) -> None:
@@ -212,9 +210,9 @@ class _Linear:
             estimator.set_params(loss=trained.loss, C=trained.C if trained.C is not None else 1.0, **params)
         if trained.kernel is not None:
             k = trained.kernel.kernel
-            estimator.set_params(kernel=kernel_functions.NAMES[k.kind], degree=k.degree, coef0=k.coef_const,
-                                 gamma=k.gamma if k.kind == kernel_functions.RBF else k.coef_lin,
-                                 n_basis=trained.kernel.size)
+            kind = table.TYPES[k.kind]
+            estimator.set_params(kernel=kind.name, degree=k.degree, coef0=k.coef_const,
+                                 gamma=getattr(k, kind.estimator_gamma), n_basis=trained.kernel.size)
         estimator.model_ = trained
         estimator._set_fitted(trained, trained.n_features)
         return estimator

@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from svmstruct.errors import InputError
+from svmstruct.errors import InputError, UsageError
+from svmstruct.kernels.table import TYPES, Kernel
 from svmstruct.options import INTEGER, LARGEST_INTEGER, NUMBER
 
 MAGIC = "svmstruct-model"
@@ -192,10 +193,8 @@ KERNEL_PARAMETERS = ("degree", "gamma", "coef_lin", "coef_const")
 
 
 def _kernel_lines(expansion) -> list:
-    from svmstruct.kernels.kernel_functions import NAMES
-
     k = expansion.kernel
-    return [f"kernel {NAMES[k.kind]}", f"kernel.degree {k.degree}",
+    return [f"kernel {TYPES[k.kind].name}", f"kernel.degree {k.degree}",
             *(f"kernel.{name} {float(getattr(k, name))!r}" for name in KERNEL_PARAMETERS[1:])]
 
 
@@ -303,7 +302,7 @@ def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: st
     """The KernelExpansion of a kernel model's `kernel*` header fields and its `basis` lines."""
     from svmstruct.kernels import kernel_functions
 
-    names = {name: kind for kind, name in kernel_functions.NAMES.items()}
+    names = {t.name: kind for kind, t in TYPES.items()}
     name, line = fields.pop("kernel")
     if name not in names:
         raise InputError(f"unknown kernel '{name}' (one of {', '.join(names)})", path, line)
@@ -340,7 +339,7 @@ def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: st
             values.append(_float(value, path, lineno))
         indptr[j + 1] = len(indices)
     basis = kernel_functions.Basis(indptr, np.array(indices, dtype=np.int32), np.array(values, dtype=np.float64))
-    return kernel_functions.KernelExpansion(kernel_functions.Kernel(names[name], **parameters), basis, coef)
+    return kernel_functions.KernelExpansion(Kernel(names[name], **parameters), basis, coef)
 
 
 def _weight_vector(ids: np.ndarray, weights: np.ndarray, n_features: int):
@@ -366,8 +365,9 @@ def _parse_svmlight(lines: list, path: str) -> Model:
     if kind == 4:
         raise InputError("user-defined kernels (kernel type 4) are not supported: svmstruct cannot run the "
                          "kernel function compiled into the original programs", path, 2)
-    if kind > 4:
-        raise InputError(f"unknown kernel type '{value(2)}' (0 linear, 1 polynomial, 2 RBF, 3 sigmoid)", path, 2)
+    if kind and (kind not in TYPES or not TYPES[kind].svm_light):
+        svm_lights = ", ".join(f"{t.code} {t.name}" for t in TYPES.values() if t.svm_light)
+        raise InputError(f"unknown kernel type '{value(2)}' (0 linear, {svm_lights})", path, 2)
     highest = _int(value(8), path, 8, 0, MAX_INDEX + 1)  # + 1: svm_perf counts its bias feature
     n_sv = _int(value(10), path, 10, 1, MAX_INDEX) - 1
     threshold = _float(value(11), path, 11)
@@ -432,7 +432,7 @@ def _kernel_model(kind: int, parameters: list, alphas: list, rows: list, thresho
     np.cumsum([len(ids) for ids, _ in rows], out=indptr[1:])
     indices = np.concatenate([ids for ids, _ in rows]).astype(np.int32) if rows else np.zeros(0, dtype=np.int32)
     values = np.concatenate([vals for _, vals in rows]) if rows else np.zeros(0, dtype=np.float32)
-    expansion = kernel_functions.KernelExpansion(kernel_functions.Kernel(kind, degree, gamma, coef_lin, coef_const),
+    expansion = kernel_functions.KernelExpansion(Kernel(kind, degree, gamma, coef_lin, coef_const),
                                         kernel_functions.Basis(indptr, indices, values.astype(np.float32)),
                                         np.array(alphas, dtype=np.float64))
     return Model(w=np.zeros(highest), threshold=threshold, loss="svmlight", format="svmlight", kernel=expansion)
@@ -448,6 +448,9 @@ def format_svmlight(model: Model) -> str:
         threshold = f"{float(model.threshold):.8g}"
     else:
         k = model.kernel.kernel
+        if not TYPES[k.kind].svm_light:
+            raise UsageError(f"--format svmlight: svm_light has no {TYPES[k.kind].name} kernel; write the svmstruct "
+                             "format")
         kind, parameters = k.kind, (str(k.degree), repr(k.gamma), repr(k.coef_lin), repr(k.coef_const))
         vectors = [f"{line} #" for line in _basis_lines(model.kernel)]
         threshold = repr(float(model.threshold))

@@ -92,8 +92,8 @@ def test_sharded_training_equals_one_process(client, shards, name, C, options, n
 def test_kernel_training_on_shards_equals_one_process(client, shards, name, method):
     """learn -t on shards: the basis drawn from the documents of all shards in order (or by incomplete
     Cholesky over them) is the one-process basis; each shard maps its own documents; the same model."""
-    from svmstruct.kernels.kernel_functions import Kernel
     from svmstruct.kernels.nystroem import Spec
+    from svmstruct.kernels.table import Kernel
 
     spec = Spec(Kernel(2, 3, 0.5, 1.0, 1.0), size=30, method=method)
     local, remote, _ = train_both(client, shards["ranking"], name, 10.0, kernel=spec)

@@ -704,15 +704,15 @@ def svmstruct_model(draw):
 @st.composite
 def svmstruct_kernel_model(draw):
     """A kernel model (learn -t): `kernel*` lines and `basis` lines of sparse vectors over increasing indices."""
-    from svmstruct.kernels import kernel_functions
+    from svmstruct.kernels import kernel_functions, table
 
     n_features = draw(st.integers(1, 40))
     rows = draw(st.lists(st.dictionaries(st.integers(0, n_features - 1), FINITE, max_size=5), min_size=1, max_size=5))
     indptr = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
     indices = np.array([j for r in rows for j in sorted(r)], dtype=np.int32)
     values = np.array([r[j] for r in rows for j in sorted(r)], dtype=np.float64)
-    kind = draw(st.sampled_from(sorted(kernel_functions.NAMES)))
-    kernel = kernel_functions.Kernel(kind, draw(st.integers(1, 5)), *(draw(FINITE) for _ in range(3)))
+    kind = draw(st.sampled_from(sorted(table.TYPES)))
+    kernel = table.Kernel(kind, draw(st.integers(1, 5)), *(draw(FINITE) for _ in range(3)))
     coef = np.array(draw(st.lists(WEIGHT, min_size=len(rows), max_size=len(rows))), dtype=float)
     m = model.Model(w=np.zeros(0), threshold=draw(FINITE), loss=draw(VALUE_TEXT),
                     header=draw(st.dictionaries(KEY, HEADER_VALUE, max_size=3)))

@@ -9,7 +9,8 @@ from svmstruct import api, model
 from svmstruct.errors import InputError, UsageError
 from svmstruct.io import data
 from svmstruct.kernels import kernel_functions, nystroem
-from svmstruct.kernels.kernel_functions import Basis, Kernel, KernelExpansion, Rows, gram
+from svmstruct.kernels.kernel_functions import Basis, KernelExpansion, Rows, gram
+from svmstruct.kernels.table import Kernel
 
 from conftest import ROOT, invoke
 

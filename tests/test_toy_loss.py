@@ -1,5 +1,7 @@
 """Adding a loss takes one module and one registration (docs/ARCHITECTURE.md walks through exactly this):
-the CLI then accepts the loss and its new option, and the generic contract battery tests it."""
+the CLI and the estimators then accept the loss and its new option, and the generic contract battery tests it."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -49,3 +51,29 @@ def test_the_contract_battery_runs_on_the_new_loss(toy_registered, tmp_path, cap
     contract.test_oracle_attains_the_best_enumerated_output("toy", tmp_path)
     contract.test_training_converges_with_a_certified_gap_and_the_model_round_trips("toy", tmp_path)
     contract.test_learn_and_classify_through_the_command_line("toy", tmp_path, capsys, run=invoke_here)
+
+
+def test_the_estimator_takes_the_new_option_as_a_parameter(toy_registered):
+    """The toy is a loss of family perf: SVMPerf takes loss="toy" and toy_option (its parameters are generated
+    from the registry), clones with it and trains with it, estimators.py untouched."""
+    from sklearn.base import clone
+
+    from svmstruct import SVMPerf
+
+    source = (ROOT / "svmstruct" / "estimators.py").read_bytes()
+    assert "toy_option" in inspect.signature(SVMPerf).parameters
+    dataset = data.read_svmlight(str(TRAIN))
+    X, y = dataset.X, np.where(dataset.y > 0, 1, -1)
+    wide = SVMPerf(loss="toy", toy_option=3, C=1.0).fit(X, y)
+    narrow = clone(wide).set_params(toy_option=1).fit(X, y)
+    assert wide.get_params()["toy_option"] == 3 and wide.model_.options == {"toy_option": 3}
+    assert 2.0 < np.std(wide.decision_function(X)) / np.std(narrow.decision_function(X)) < 4.0
+    assert (ROOT / "svmstruct" / "estimators.py").read_bytes() == source
+
+
+def test_without_the_loss_the_estimator_has_no_such_parameter():
+    from svmstruct import SVMPerf
+
+    assert "toy_option" not in inspect.signature(SVMPerf).parameters
+    with pytest.raises(TypeError, match="toy_option"):
+        SVMPerf(loss="toy", toy_option=3)

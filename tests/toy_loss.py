@@ -31,5 +31,6 @@ def build(data, opts: dict) -> TrainingProblem:
                            reference=Reference("labeling", 1, lambda e: len(y), constraint))
 
 
-LOSSES = [Loss("toy", (), "toy", "margin-scaled error count (the architecture walkthrough)", build, 0.01,
+# family perf: a loss over documents labelled +1/-1, as svm_perf's, so the SVMPerf estimator takes it
+LOSSES = [Loss("toy", (), "perf", "margin-scaled error count (the architecture walkthrough)", build, 0.01,
                options=(MARGIN,), output="labeling", measure=lambda opts: "accuracy")]

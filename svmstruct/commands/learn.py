@@ -176,10 +176,10 @@ def _describe_map(mapping) -> str:
     """'; rbf kernel over 500 basis vectors' for the log of learn -t ('' without a kernel)."""
     if mapping is None:
         return ""
-    from svmstruct.kernels import kernel_functions
+    from svmstruct.kernels.table import TYPES
 
     dropped = f" ({mapping.dropped} dependent ones dropped)" if mapping.dropped else ""
-    return (f"; {kernel_functions.NAMES[mapping.kernel.kind]} kernel over {mapping.size} basis vectors{dropped}, "
+    return (f"; {TYPES[mapping.kernel.kind].name} kernel over {mapping.size} basis vectors{dropped}, "
             f"mapped in {mapping.seconds:.2f} s")
 
 
@@ -241,15 +241,16 @@ def _select(models, validation, checked, log):
 def run_options(f):
     """One click option per field of config.Run that declares its command-line spelling, in declaration order."""
     from svmstruct import config
+    from svmstruct.kernels import table
 
     for spec in reversed(dataclasses.fields(config.Run)):
         if "cli" not in spec.metadata:
             continue
         d = spec.metadata["cli"]
         kind = d["kind"]
-        extra: dict = dict(default=spec.default, show_default=d["show_default"], metavar=d["metavar"],
-                           help=d["help"].replace("{default_loss}", default_loss()))
-        if kind in ("flag",):
+        text = d["help"].replace("{default_loss}", default_loss()).replace("{kernels}", table.listing())
+        extra: dict = dict(default=spec.default, show_default=d["show_default"], metavar=d["metavar"], help=text)
+        if kind == "flag":
             extra.update(is_flag=True)
             del extra["metavar"]
         elif kind == "number":

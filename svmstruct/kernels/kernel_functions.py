@@ -1,6 +1,5 @@
-"""svm_light's kernels (`-t 1|2|3`) and the scores of a kernel expansion, with the originals' float handling.
-
-    1 polynomial  (s a.b + r)^d        2 RBF  exp(-g |a - b|^2)        3 sigmoid  tanh(s a.b + r)
+"""Kernel values, Gram matrices and the scores of a kernel expansion (the kernels: svmstruct.kernels.table), with
+the originals' float handling for svm_light's kernels.
 
 A kernel model scores score(x) = sum_j coef_j k(b_j, x) - threshold over its basis (support) vectors b_j,
 as svm_light's classify_example does. To reproduce the originals' predictions to the printed digit, feature
@@ -18,21 +17,10 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from svmstruct.kernels.table import COMPILED, POLYNOMIAL, RBF, TYPES, Kernel
 from svmstruct.runtime import threads
 
-POLYNOMIAL, RBF, SIGMOID = 1, 2, 3
-NAMES = {POLYNOMIAL: "polynomial", RBF: "rbf", SIGMOID: "sigmoid"}
 NS_PER_PRODUCT = 2.0  # one-thread cost of a feature pair in a sparse dot product (threads.for_work)
-
-
-@dataclass(frozen=True)
-class Kernel:
-    """svm_light's kernel and its parameters (learn -t -d -g -s -r, with svm_light's defaults)."""
-    kind: int = RBF
-    degree: int = 3  # -d
-    gamma: float = 1.0  # -g
-    coef_lin: float = 1.0  # -s
-    coef_const: float = 1.0  # -r
 
 
 @dataclass
@@ -164,6 +152,8 @@ def gram(kernel: Kernel, rows: Basis, basis: Basis) -> np.ndarray:
     dense (BLAS) matrix product over the features the basis uses, then the kernel of each entry, in parallel.
     (Scores of svm_light's models use expansion_scores instead: the originals' order of additions.)"""
     dots = _dots(rows, basis)
+    if kernel.kind not in COMPILED:  # a kernel of the table without a compiled twin
+        return TYPES[kernel.kind].value(dots, squared_norms(rows)[:, None], squared_norms(basis)[None, :], kernel)
     work = dots.size * NS_PER_ENTRY * 1e-9
     with threads.for_work(work):
         apply_kernel(dots, squared_norms(rows), squared_norms(basis), kernel.kind, kernel.degree, kernel.gamma,
@@ -228,7 +218,7 @@ def sparse_dot(ai, av, a0, a1, bi, bv, b0, b1):
 
 @njit(cache=True)
 def kernel_value(kind, degree, gamma, coef_lin, coef_const, dot, norm_a, norm_b):
-    """k(a, b) from a.b and the squared norms (svm_light's kernel())."""
+    """k(a, b) from a.b and the squared norms (svm_light's kernel()): table.TYPES's svm_light rows, compiled."""
     if kind == POLYNOMIAL:
         return (coef_lin * dot + coef_const) ** float(degree)
     if kind == RBF:

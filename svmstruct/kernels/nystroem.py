@@ -29,17 +29,9 @@ from typing import Callable
 import numpy as np
 
 from svmstruct.errors import InputError
-from svmstruct.kernels.kernel_functions import (
-    BLOCK,
-    POLYNOMIAL,
-    RBF,
-    SIGMOID,
-    Basis,
-    Kernel,
-    KernelExpansion,
-    Rows,
-    gram,
-)
+from svmstruct.kernels import table
+from svmstruct.kernels.kernel_functions import BLOCK, Basis, KernelExpansion, Rows, gram
+from svmstruct.kernels.table import POLYNOMIAL, RBF, TYPES, Kernel
 
 SPREAD, CHOLESKY = 1, 2  # --t
 DEFAULT_SIZE = 500  # --k (svm_perf's default)
@@ -62,15 +54,9 @@ class Spec:
     def check(self) -> Spec:
         from svmstruct.errors import UsageError
 
-        k = self.kernel
-        if k.kind == 4:
-            raise UsageError("-t 4: user-defined kernels are not supported (svm_light compiles them into the program)")
-        if k.kind not in (POLYNOMIAL, RBF, SIGMOID):
-            raise UsageError(f"-t {k.kind}: the kernel is 0 (linear), 1 (polynomial), 2 (RBF) or 3 (sigmoid)")
-        if k.kind == RBF and not k.gamma > 0:
-            raise UsageError(f"-g {k.gamma:g}: the RBF kernel needs gamma > 0")
-        if k.kind == POLYNOMIAL and k.degree < 1:
-            raise UsageError(f"-d {k.degree}: the polynomial kernel needs a degree of at least 1")
+        problem = table.problem(self.kernel)
+        if problem:
+            raise UsageError(problem)
         if self.size < 1:
             raise UsageError(f"--k {self.size}: the basis needs at least one vector")
         if self.method not in (SPREAD, CHOLESKY):
@@ -298,7 +284,4 @@ def gram_diagonal(kernel: Kernel, vectors: Basis) -> np.ndarray:
     from svmstruct.kernels.kernel_functions import squared_norms
 
     norms = squared_norms(vectors)
-    if kernel.kind == RBF:
-        return np.ones(vectors.size)
-    inner = kernel.coef_lin * norms + kernel.coef_const
-    return inner ** float(kernel.degree) if kernel.kind == POLYNOMIAL else np.tanh(inner)
+    return np.broadcast_to(TYPES[kernel.kind].value(norms, norms, norms, kernel), (vectors.size,)).astype(np.float64)
