@@ -1,4 +1,4 @@
-"""Issue #16's large case: 1.2M documents, 10,000 queries, 136 dense features (1.7 GB of text, generated once
+"""The large case: 1.2M documents, 10,000 queries, 136 dense features (1.7 GB of text, generated once
 with ../shared/tools/make_synthetic_ltr.py OUT 10000).
 
 1. The reader's kernels on one 4 MB chunk of the file (one core, output arrays already in memory, best of 15):

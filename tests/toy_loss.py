@@ -1,5 +1,5 @@
 """A loss added the way docs/ARCHITECTURE.md describes, used by tests/test_toy_loss.py: one module that
-declares its option and registers with one line, and nothing else changes (not cli.py).
+declares its option and registers with one line, and nothing else changes (not the commands, not the estimators).
 
 The toy is a classification SVM whose margin is its option: outputs are labelings ybar of the documents,
 Delta(y, ybar) = margin * #(ybar_i != y_i), Psi(x, ybar) = 1/2 sum_i ybar_i x_i, and every document is an

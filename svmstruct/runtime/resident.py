@@ -42,6 +42,7 @@ IDLE = "SVMSTRUCT_RESIDENT_IDLE"  # seconds a server waits for work before it ex
 IDLE_SECONDS = 60.0
 TIMEOUT = 0.5  # seconds to connect and hand over before the command runs in its own process instead
 PROTOCOL = "svmstruct-resident-2"
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the svmstruct directory this code is in
 # environment variables read when modules load (numba's configuration and cache location, the OpenMP and BLAS
 # runtimes, the interpreter, the locale, tempfile's directory): a server started under others behaves otherwise
 _KEY_PREFIXES = ("PYTHON", "NUMBA_", "OMP_", "KMP_", "GOMP_", "OPENBLAS_", "MKL_", "LC_", "LANG", "TMPDIR", "HOME",
@@ -128,10 +129,9 @@ def socket_name(key: str) -> str:
 
 def key() -> str:
     """What a server must share with its callers (module docstring), as one string."""
-    package = os.path.dirname(os.path.abspath(__file__))
     environment = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith(_KEY_PREFIXES))
     options = {k: v for k, v in sys._xoptions.items() if k != "utf8"}  # UTF-8 mode: sys.flags.utf8_mode
-    return repr((PROTOCOL, sys.executable, sys.version, sys.flags, sys.warnoptions, options, sys.path, package,
+    return repr((PROTOCOL, sys.executable, sys.version, sys.flags, sys.warnoptions, options, sys.path, PACKAGE,
                  environment, rights("self")))
 
 
@@ -378,7 +378,7 @@ def _start_server(place: int, name: str) -> None:
                 os.dup2(null, 2)
                 os.dup2(place, 3) if place != 3 else os.set_inheritable(3, True)
                 os.closerange(4, 65536)
-                os.chdir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # -c finds svmstruct here
+                os.chdir(os.path.dirname(PACKAGE))  # -c finds svmstruct here
                 os.execv(sys.executable, argv)
         finally:
             os._exit(0)

@@ -69,7 +69,7 @@ class Server:
         self.log = open(log, "w", buffering=1)
         sys.stderr = self.log
         os.ftruncate(lock, 0)
-        os.write(lock, f"{os.getpid()}\n{os.path.dirname(os.path.abspath(resident.__file__))}\n"
+        os.write(lock, f"{os.getpid()}\n{resident.PACKAGE}\n"
                        f"{sys.executable}\n{time.time():.0f}\n".encode())
         signal.signal(signal.SIGTERM, lambda signum, frame: self.stopping.append(signum))
         self.say(f"pid {os.getpid()}: loading")
@@ -260,7 +260,7 @@ def _safe_to_fork() -> bool:
 def installation() -> tuple:
     """What this server's code is: every file of the package (size, modification and change times, inode) and the
     metadata of its dependencies (an upgrade replaces them). A server whose installation changed stops."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = resident.PACKAGE
     files = []
     for folder, subfolders, names in os.walk(package):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
@@ -581,7 +581,7 @@ def _run_command(command, args: list, connection, term_ignored: bool) -> int:
 def servers(place: int, every: bool = False) -> list:
     """The running servers in the directory open as PLACE: (pid, lock file name, package, started) of this
     installation's (every=True: of every installation of this user)."""
-    package = os.path.dirname(os.path.abspath(resident.__file__))
+    package = resident.PACKAGE
     found = []
     for entry in sorted(os.listdir(place)):
         if not (entry.startswith("w-") and entry.endswith(".lock")):
