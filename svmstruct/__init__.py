@@ -31,6 +31,7 @@ _EXPORTS = {
     "Dataset": ("svmstruct.io.data", "Dataset"),
     "fit": ("svmstruct.api", "fit"),
     "fit_shards": ("svmstruct.api", "fit_shards"),
+    "fit_problem": ("svmstruct.api", "fit_problem"),
     "Model": ("svmstruct.model", "Model"),
     "load_model": ("svmstruct.model", "load_model"),
     "save_model": ("svmstruct.model", "save_model"),

@@ -11,7 +11,7 @@ import numpy as np
 
 from svmstruct import losses, model
 from svmstruct.config import CheckedRun, Run, Settings, check_training_parameters, resolve_loss  # noqa: F401
-from svmstruct.errors import InputError, NumericalError
+from svmstruct.errors import InputError, NumericalError, UsageError
 from svmstruct.io.data import Dataset, largest_magnitude, read_basis
 from svmstruct.losses.base import Loss
 from svmstruct.options import MAX_ITERATIONS
@@ -19,7 +19,7 @@ from svmstruct.train import loop
 from svmstruct.train import normalize as normalization
 from svmstruct.train.evaluator import LocalEvaluator
 from svmstruct.train.loop_state import LoopState
-from svmstruct.train.problem import Outline, Prepared, TrainingSummary
+from svmstruct.train.problem import Outline, Prepared, TrainingProblem, TrainingSummary
 
 if TYPE_CHECKING:
     from svmstruct.kernels import nystroem
@@ -63,6 +63,29 @@ class LocalSource:
             data = dataclasses.replace(data, X=mapping.map(rows), columns=None)
         self.problem = built = loss.build(data, opts)
         return Prepared(Outline.of(built), TrainingSummary.of(data, built), largest, scale, mapping)
+
+    def evaluator(self, prepared: Prepared) -> LocalEvaluator:
+        assert self.problem is not None
+        return LocalEvaluator(self.problem)
+
+
+class ExamplesSource:
+    """Examples [(x, y), ...] of a structured problem (svmstruct.problems) in this process: its TrainingProblem over
+    the identity design (problems.base.training_problem), a LocalEvaluator per run."""
+
+    def __init__(self, problem, examples: list, path: str = "<examples>"):
+        self.structured, self.examples, self.path = problem, examples, path
+        self.problem: TrainingProblem | None = None
+
+    def prepare(self, loss, opts: dict, normalize: str) -> Prepared:
+        if normalize != "none":
+            raise UsageError("--normalize applies to feature files; a problem's Psi is its own")
+        from svmstruct.problems.base import training_problem
+
+        self.problem = built = training_problem(self.structured, self.examples, int(opts["rescaling"]))
+        n = len(self.examples)
+        summary = TrainingSummary(self.path, n, None, n, 0, n, 0.0, built.info)
+        return Prepared(Outline.of(built), summary, 0.0)
 
     def evaluator(self, prepared: Prepared) -> LocalEvaluator:
         assert self.problem is not None
@@ -172,6 +195,24 @@ def fit(data: Dataset, loss: str = "errorrate", C: float = 1.0, epsilon: float |
     run = Run.of(loss, C, epsilon=epsilon, max_iterations=max_iterations, normalize=normalize, kernel=kernel,
                  **options).check()
     return train_run(run, LocalSource(data, run.kernel), progress)
+
+
+def fit_problem(problem, examples: list, C: float = 1.0, epsilon: float | None = None,
+                max_iterations: int = MAX_ITERATIONS, rescaling: int = 2,
+                progress: Callable[[dict], None] | None = None, callbacks: Iterable = ()) -> model.Model:
+    """Train a structured problem of yours (svmstruct.problems.StructuredProblem: Psi, Delta, the oracle) on
+    its examples [(x, y), ...]; rescaling 2 (margin) or 1 (slack), svm_struct's -o (docs/problems.md).
+
+    >>> m = svmstruct.fit_problem(MultiLabel(), examples, C=10)
+    >>> svmstruct.problems.predict(m, test_examples)
+    """
+    from svmstruct import problems
+
+    loss = problems.as_loss(type(problem))
+    opts = loss.resolve({"rescaling": rescaling, **problem.options})
+    settings = Settings([C], epsilon, max_iterations).check(loss)
+    callbacks = [*((loop.Progress(progress),) if progress else ()), *callbacks]
+    return next(train_grid(ExamplesSource(problem, examples), loss, opts, settings, callbacks))
 
 
 def train_run(run: CheckedRun, source, progress: Callable[[dict], None] | None = None) -> model.Model:

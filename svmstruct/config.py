@@ -43,6 +43,11 @@ class Run:
         "0.1 for svm_perf losses)."))
     loss: str | None = field(default=None, metadata=cli(
         "-l", help="Loss: a name or svm_perf's numeric code (see `svmstruct losses`).  [default: {default_loss}]"))
+    problem: str | None = field(default=None, metadata=cli(
+        "--problem", metavar="MODULE:CLASS", help="Train a structured problem of yours (svm_struct's API, "
+        "docs/problems.md) instead of a loss; its read() reads TRAIN_FILE."))
+    rescaling: int | None = field(default=None, metadata=cli(
+        "-o", kind="integer", help="With --problem: svm_struct's rescaling, 1 slack or 2 margin (default 2)."))
     max_iterations: int = field(default=MAX_ITERATIONS, metadata=cli(
         "-#", kind="integer", show_default=True, help="Maximum number of iterations."))
     verbosity: int = field(default=1, metadata=cli(
@@ -118,7 +123,10 @@ class Run:
 
         if self.algorithm not in ALGORITHMS_1SLACK:
             raise UsageError(f"-w {self.algorithm}: only the 1-slack algorithm (-w 3 or 4) is implemented")
-        loss, opts = resolve_loss(self.loss or losses.DEFAULT, self.loss_options, spelling)
+        loss, opts = self._problem(spelling) if self.problem is not None else \
+            resolve_loss(self.loss or losses.DEFAULT, self.loss_options, spelling)
+        if self.problem is None and self.rescaling is not None:
+            raise UsageError("-o applies to --problem (the rescaling of a structured problem's constraints)")
         settings = Settings(self._grid(), self.epsilon, self.max_iterations, self.normalize).check(loss)
         if self.normalize == "query" and self.model_format == "svmlight":
             raise UsageError("--normalize query needs the svmstruct model format: the originals' classify programs "
@@ -141,6 +149,20 @@ class Run:
                                   ("--f", self.basis_file)])
             files.check_writable(self.model_file)
         return CheckedRun(self, loss, opts, settings, kernel, measure)
+
+    def _problem(self, spelling: Callable[[str], str] | None) -> tuple:
+        """The Loss of --problem MODULE:CLASS and its options (-o checked against the problem's oracles)."""
+        from svmstruct import problems
+
+        if self.loss is not None:
+            raise UsageError("-l and --problem both name what to train: give one of them")
+        loss = problems.as_loss(problems.load(self.problem or ""))
+        opts = loss.resolve({**self.loss_options, "rescaling": 2 if self.rescaling is None else self.rescaling},
+                            None, spelling)
+        if opts["rescaling"] == 1 and not problems.instance(loss, opts).has_slack_oracle():
+            raise UsageError(f"-o 1: {loss.name} has no slack-rescaling oracle (most_violated_slack); train with "
+                             "-o 2 (margin rescaling)")
+        return loss, opts
 
     def _grid(self) -> list:
         if not isinstance(self.C, str):

@@ -20,6 +20,11 @@ def classify_command(output_format, tag, verbosity, test_file, model_file, outpu
     files.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file), ("MODEL_FILE", model_file)])
     files.check_writable(output)
     trained = model.load_model(model_file)
+    if trained.loss.count(":") == 1 and trained.format == "svmstruct":  # a structured problem's (MODULE:CLASS)
+        from svmstruct import problems
+
+        files.write_output(output, problems.classify(trained, test_file))
+        return
     loss = losses.REGISTRY.get(trained.loss)
     formats = loss.formats if loss else SCORE_FORMATS
     fmt = output_format or formats[0]

@@ -65,7 +65,7 @@ def _train(checked, saving):
                                                                              run.verbosity >= 2) else []
     with _training_source(checked, log) as (source, describe):
         def prepared(ready):
-            if run.loss is None and any(_has_queries(path) for path in run.train_files):
+            if run.loss is None and run.problem is None and any(_has_queries(path) for path in run.train_files):
                 warn(f"the training data has queries (qid) and no -l was given: training {loss.name}, svm_perf's "
                      "default, which classifies documents and ignores the queries; -l pairs, map or ndcg@10 rank "
                      "within them")
@@ -140,6 +140,9 @@ def _training_source(checked, log):
     TRAIN_FILEs read here, or shards read by the workers of a Dask cluster (closed on the way out)."""
     run, loss = checked.run, checked.loss
     layout = "dense" if run.dense else run.layout
+    if run.problem is not None:
+        yield _problem_source(checked)
+        return
     if run.workers is None and run.scheduler is None:
         from svmstruct import api, losses
         from svmstruct.io import data
@@ -170,6 +173,17 @@ def _training_source(checked, log):
                 f"{t.recoveries} shards reloaded after a lost worker")
     finally:
         close()
+
+
+def _problem_source(checked) -> tuple:
+    """(the examples of --problem's TRAIN_FILEs, read by the problem, as a training source; its describer)."""
+    from svmstruct import api, problems
+
+    problem = problems.instance(checked.loss, checked.opts)
+    examples = [example for path in checked.run.train_files for example in problem.read(path)]
+    source = api.ExamplesSource(problem, examples, "+".join(checked.run.train_files))
+    return source, lambda ready: (f"Training set {source.path}: {len(examples)} examples, dimension "
+                                  f"{ready.outline.dim}")
 
 
 def _describe_map(mapping) -> str:

@@ -1,0 +1,139 @@
+"""svm_struct's API in Python: a structured problem is a joint feature map Psi(x, y), a loss Delta(y, ybar), the
+loss-augmented argmax and a prediction (Tsochantaridis et al. 2005; Joachims, Finley & Yu 2009); the 1-slack
+cutting-plane loop, its QP, line search, checkpoints and C selection do the rest.
+
+Margin rescaling (svm_struct's -o 2, the default) cuts with the most violated
+    ybar_i = argmax_y Delta(y_i, y) + w.Psi(x_i, y)
+and the constraint (1/n) sum_i [Delta(y_i, ybar_i) - w.(Psi(x_i, y_i) - Psi(x_i, ybar_i))] <= xi; slack rescaling
+(-o 1) with ybar_i = argmax_y Delta(y_i, y) (1 + w.Psi(x_i, y) - w.Psi(x_i, y_i)) and each term scaled by
+Delta(y_i, ybar_i) (Joachims, Finley & Yu 2009, eq. 9 and 10). The trainer sees such a problem as a
+TrainingProblem over the identity design: its scores are w itself, and the oracle's coefficients the cut
+sum_i s_i (Psi(x_i, y_i) - Psi(x_i, ybar_i)) (the built-in losses keep their document-score fast path).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+import scipy.sparse as sp
+
+from svmstruct.errors import InputError, UsageError
+from svmstruct.train.problem import TrainingProblem
+
+MARGIN, SLACK = 2, 1  # svm_struct's -o
+RESCALINGS = {SLACK: "slack rescaling", MARGIN: "margin rescaling"}
+
+
+class StructuredProblem:
+    """Subclass it and give psi, loss, most_violated and predict (and dimension, and read for the command
+    line). Options are keyword arguments of the constructor, kept in self.options and written to model files;
+    `svmstruct learn --problem MODULE:CLASS` builds the class without options."""
+
+    def __init__(self, **options: Any):
+        self.options = options
+
+    def read(self, path: str) -> list:
+        """The examples [(x, y), ...] of a training or test file (for `svmstruct learn/classify --problem`)."""
+        raise InputError(f"{type(self).__name__} reads no files: train it from Python (svmstruct.fit_problem)", path)
+
+    def dimension(self, examples: list) -> int:
+        """The length of w (of Psi's vectors)."""
+        raise NotImplementedError
+
+    def psi(self, x, y):
+        """Psi(x, y): a dense vector of dimension() numbers, or (indices, values)."""
+        raise NotImplementedError
+
+    def loss(self, y, ybar) -> float:
+        """Delta(y, ybar) >= 0, 0 when ybar is y."""
+        raise NotImplementedError
+
+    def most_violated(self, x, y, w: np.ndarray):
+        """Margin rescaling's argmax over ybar of Delta(y, ybar) + w.Psi(x, ybar)."""
+        raise NotImplementedError
+
+    def most_violated_slack(self, x, y, w: np.ndarray):
+        """Slack rescaling's argmax over ybar of Delta(y, ybar) (1 + w.Psi(x, ybar) - w.Psi(x, y)); a problem
+        without it trains with margin rescaling only."""
+        raise NotImplementedError
+
+    def predict(self, x, w: np.ndarray):
+        """argmax over y of w.Psi(x, y)."""
+        raise NotImplementedError
+
+    def outputs(self, x) -> Iterable:
+        """Every output for x (small x only): what the tests enumerate to check the oracles."""
+        raise NotImplementedError
+
+    def format(self, y) -> str:
+        """A prediction as classify writes it (one line)."""
+        return str(y)
+
+    # what the trainer and the command line ask
+    def has_slack_oracle(self) -> bool:
+        return type(self).most_violated_slack is not StructuredProblem.most_violated_slack
+
+    def vector(self, x, y, dim: int) -> np.ndarray:
+        """Psi(x, y) as a dense float64 vector of length dim (checked)."""
+        found = self.psi(x, y)
+        if isinstance(found, tuple):
+            indices, values = (np.asarray(part) for part in found)
+            out = np.zeros(dim)
+            np.add.at(out, indices.astype(np.int64), values.astype(np.float64))
+            return out
+        out = np.asarray(found.toarray() if sp.issparse(found) else found, dtype=np.float64).ravel()
+        if out.shape != (dim,):
+            raise ValueError(f"{type(self).__name__}.psi gave {out.shape[0]} numbers, dimension() is {dim}")
+        return out
+
+
+def spec_of(problem: StructuredProblem) -> str:
+    """How model files and `--problem` name a problem: MODULE:CLASS."""
+    cls = type(problem)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def load(spec: str) -> type:
+    """The problem class named MODULE:CLASS (UsageError when it cannot be imported or is not a problem)."""
+    import importlib
+
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise UsageError(f"--problem {spec}: name a problem as MODULE:CLASS (e.g. mypackage.problems:Ordinal)")
+    try:
+        found: Any = importlib.import_module(module)
+        for part in name.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as e:
+        raise UsageError(f"--problem {spec}: {e}") from None
+    if not (isinstance(found, type) and issubclass(found, StructuredProblem)):
+        raise UsageError(f"--problem {spec} is not a svmstruct.problems.StructuredProblem")
+    return found
+
+
+def training_problem(problem: StructuredProblem, examples: list, rescaling: int = MARGIN) -> TrainingProblem:
+    """The problem as the trainer sees it: the identity design (scores = w) and the cut of the most violated
+    outputs (module docstring)."""
+    if rescaling not in RESCALINGS:
+        raise UsageError(f"-o {rescaling}: the rescaling is 1 (slack) or 2 (margin)")
+    if rescaling == SLACK and not problem.has_slack_oracle():
+        raise UsageError(f"-o 1: {type(problem).__name__} has no slack-rescaling oracle (most_violated_slack); "
+                         "train with -o 2 (margin rescaling)")
+    if not examples:
+        raise InputError("no examples to train on")
+    dim = int(problem.dimension(examples))
+    truth = [problem.vector(x, y, dim) for x, y in examples]
+    oracle = problem.most_violated_slack if rescaling == SLACK else problem.most_violated
+
+    def most_violated(w: np.ndarray) -> tuple:
+        cut, total = np.zeros(dim), 0.0
+        for (x, y), psi_y in zip(examples, truth):
+            ybar = oracle(x, y, w)
+            delta = float(problem.loss(y, ybar))
+            if delta:
+                cut += (delta if rescaling == SLACK else 1.0) * (psi_y - problem.vector(x, ybar, dim))
+            total += delta
+        return cut, total
+
+    return TrainingProblem(sp.identity(dim, format="csr"), len(examples), most_violated,
+                           info={"examples": len(examples), "dimension": dim})

@@ -1,0 +1,142 @@
+"""svm_struct's API: a problem written in a test file (multilabel_problem.py, not in the package) trains from
+Python and from the command line, its oracles equal exhaustive enumeration, its training certifies its gap and
+reaches the optimum of its own rescaling (-o 1 slack, -o 2 margin), its model round-trips, and a run stopped at
+a checkpoint resumes to the model of an uninterrupted run."""
+import itertools
+
+import numpy as np
+import pytest
+from multilabel_problem import MarginOnly, MultiLabel
+
+import svmstruct
+from svmstruct import problems
+from svmstruct.errors import UsageError
+
+from conftest import invoke_here
+
+SPEC = "multilabel_problem:MultiLabel"
+
+
+def examples(rng, n=12, L=3, D=4):
+    truth = rng.normal(size=(L, D))
+    out = []
+    for _ in range(n):
+        x = rng.normal(size=D)
+        y = tuple(int(v) for v in (truth @ x + rng.normal(scale=0.7, size=L) > 0))
+        out.append((x, y))
+    return out
+
+
+def margin_value(problem, x, y, ybar, w):
+    return problem.loss(y, ybar) + w @ problem.vector(x, ybar, len(w))
+
+
+def slack_value(problem, x, y, ybar, w):
+    return problem.loss(y, ybar) * (1 + w @ (problem.vector(x, ybar, len(w)) - problem.vector(x, y, len(w))))
+
+
+def check_oracle(problem, oracle, value, x, y, w):
+    """The oracle's output attains the maximum of `value` over every output (ties: any maximiser)."""
+    best = max(value(problem, x, y, tuple(out), w) for out in problem.outputs(x))
+    assert value(problem, x, y, oracle(x, y, w), w) == pytest.approx(best, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_oracles_attain_the_enumerated_maximum(seed):
+    rng = np.random.default_rng(seed)
+    problem = MultiLabel(labels=int(rng.integers(1, 5)), features=3)
+    dim = problem.L * problem.D
+    for w in (rng.normal(size=dim), np.zeros(dim), np.round(rng.normal(size=dim))):  # random, all tied, ties
+        x = np.round(rng.normal(size=problem.D), 1)
+        for y in itertools.product((0, 1), repeat=problem.L):
+            check_oracle(problem, problem.most_violated, margin_value, x, y, w)
+            check_oracle(problem, problem.most_violated_slack, slack_value, x, y, w)
+
+
+def objective(problem, data, w, C, value):
+    """1/2 |w|^2 + C xi, xi the 1-slack constraint's most violated value by enumeration (margin or slack)."""
+    xi = np.mean([max(value(problem, x, y, tuple(out), w) - (0.0 if value is slack_value else
+                                                               w @ problem.vector(x, y, len(w)))
+                      for out in problem.outputs(x)) for x, y in data])
+    return 0.5 * w @ w + C * max(xi, 0.0)
+
+
+@pytest.mark.parametrize("rescaling", [1, 2])
+def test_each_rescaling_reaches_its_own_optimum(rescaling):
+    """The trained w's objective (by enumeration) is within the certified gap of the optimum, and no better
+    for the other rescaling's objective than that rescaling's own model: each reaches its own optimum."""
+    data = examples(np.random.default_rng(5))
+    problem, C = MultiLabel(), 10.0
+    models = {o: svmstruct.fit_problem(problem, data, C=C, epsilon=1e-4, rescaling=o) for o in (1, 2)}
+    trained = models[rescaling]
+    value = slack_value if rescaling == 1 else margin_value
+    w = np.zeros(problem.dimension(data))
+    w[:len(trained.w)] = trained.w
+    result = trained.result
+    assert result.converged and result.primal - result.dual <= 1e-4 * C
+    assert objective(problem, data, w, C, value) == pytest.approx(result.primal, rel=1e-9)
+    other = models[3 - rescaling]
+    w_other = np.zeros(len(w))
+    w_other[:len(other.w)] = other.w
+    assert objective(problem, data, w, C, value) <= objective(problem, data, w_other, C, value) + 1e-4 * C
+    assert not np.allclose(w, w_other, atol=1e-3)  # they are different optima
+
+
+def test_slack_rescaling_needs_the_problems_slack_oracle():
+    with pytest.raises(UsageError, match="no slack-rescaling oracle"):
+        svmstruct.fit_problem(MarginOnly(), examples(np.random.default_rng(0)), rescaling=1)
+    assert svmstruct.fit_problem(MarginOnly(), examples(np.random.default_rng(0)), rescaling=2).result.converged
+
+
+def write(path, data):
+    path.write_text("".join(
+        (",".join(str(i + 1) for i, v in enumerate(y) if v) or "none") + " "
+        + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x)) + "\n" for x, y in data))
+    return path
+
+
+def test_learn_and_classify_a_problem_from_the_command_line(tmp_path):
+    rng = np.random.default_rng(3)
+    train, test = write(tmp_path / "train", examples(rng, 40)), write(tmp_path / "test", examples(rng, 30))
+    run = invoke_here("learn", "--problem", SPEC, "-c", "10", "-v", "0", train, tmp_path / "m")
+    assert run.returncode == 0, run.stderr
+    run = invoke_here("classify", test, tmp_path / "m", tmp_path / "pred")
+    assert run.returncode == 0, run.stderr
+    problem = MultiLabel()
+    data = problem.read(str(test))
+    trained = svmstruct.load_model(str(tmp_path / "m"))
+    assert trained.loss == SPEC and trained.options["rescaling"] == "2"
+    predicted = (tmp_path / "pred").read_text().splitlines()
+    assert predicted == [problem.format(y) for y in problems.predict(trained, data)]
+    # the same model from Python
+    again = svmstruct.fit_problem(problem, problem.read(str(train)), C=10.0)
+    np.testing.assert_array_equal(again.w, trained.w)
+    hamming = np.mean([problem.loss(y, p) for (_, y), p in zip(data, problems.predict(trained, data))])
+    nothing = np.mean([problem.loss(y, (0,) * problem.L) for _, y in data])  # w = 0 predicts no label
+    assert hamming < 0.75 * nothing  # it learned, on examples it did not train on
+
+
+def test_a_problem_run_resumes_from_its_checkpoint(tmp_path):
+    train = write(tmp_path / "train", examples(np.random.default_rng(4), 40))
+    common = ["--problem", SPEC, "-c", "100", "-e", "0.001", "-v", "0"]
+    assert invoke_here("learn", *common, train, tmp_path / "whole").returncode == 0
+    stopped = invoke_here("learn", *common, "-#", "3", "--checkpoint", tmp_path / "ck", train, tmp_path / "part")
+    assert stopped.returncode == 0 and (tmp_path / "ck").exists(), stopped.stderr
+    resumed = invoke_here("learn", *common, "--checkpoint", tmp_path / "ck", "--resume", train, tmp_path / "done")
+    assert resumed.returncode == 0, resumed.stderr
+    done, whole = (svmstruct.load_model(str(tmp_path / name)) for name in ("done", "whole"))
+    assert done.header["iterations"] == whole.header["iterations"] and not (tmp_path / "ck").exists()
+    assert np.abs(done.w - whole.w).max() <= 1e-9 * np.abs(whole.w).max()
+
+
+def test_command_line_errors_are_one_line(tmp_path):
+    train = write(tmp_path / "train", examples(np.random.default_rng(0), 10))
+    for args, message in [(["--problem", "no_such_module:X"], "No module named"),
+                          (["--problem", "multilabel_problem"], "MODULE:CLASS"),
+                          (["--problem", "numpy:ndarray"], "is not a svmstruct.problems.StructuredProblem"),
+                          (["--problem", "multilabel_problem:MarginOnly", "-o", "1"], "no slack-rescaling oracle"),
+                          (["--problem", SPEC, "-l", "map"], "-l and --problem"),
+                          (["-o", "1"], "-o applies to --problem")]:
+        run = invoke_here("learn", *args, "-v", "0", train, tmp_path / "m")
+        assert run.returncode == 2 and message in run.stderr, (args, run.stderr)
+        assert len(run.stderr.strip().splitlines()) == 1 and not (tmp_path / "m").exists()
