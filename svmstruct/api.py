@@ -83,6 +83,8 @@ class ExamplesSource:
         from svmstruct.problems.base import training_problem
 
         self.problem = built = training_problem(self.structured, self.examples, int(opts["rescaling"]))
+        # the options the problem settled on its examples (SVM-multiclass's classes) are the model's
+        opts.update({k: v for k, v in self.structured.options.items() if v is not None})
         n = len(self.examples)
         summary = TrainingSummary(self.path, n, None, n, 0, n, 0.0, built.info)
         return Prepared(Outline.of(built), summary, 0.0)

@@ -21,6 +21,7 @@ from svmstruct.errors import InputError, UsageError
 from svmstruct.train.problem import TrainingProblem
 
 MARGIN, SLACK = 2, 1  # svm_struct's -o
+BUILT_IN = {"multiclass": "svmstruct.problems.multiclass:Multiclass"}  # --problem's short names
 RESCALINGS = {SLACK: "slack rescaling", MARGIN: "margin rescaling"}
 
 
@@ -65,6 +66,20 @@ class StructuredProblem:
         """Every output for x (small x only): what the tests enumerate to check the oracles."""
         raise NotImplementedError
 
+    def cut(self, examples: list, w: np.ndarray, rescaling: int) -> tuple:
+        """(sum_i s_i (Psi(x_i, y_i) - Psi(x_i, ybar_i)), sum_i Delta(y_i, ybar_i)) over the most violated outputs
+        ybar_i, s_i = 1 (margin) or Delta (slack): one example at a time; a problem may give all at once, faster."""
+        dim = len(w)
+        oracle = self.most_violated_slack if rescaling == SLACK else self.most_violated
+        cut, total = np.zeros(dim), 0.0
+        for x, y in examples:
+            ybar = oracle(x, y, w)
+            delta = float(self.loss(y, ybar))
+            if delta:
+                cut += (delta if rescaling == SLACK else 1.0) * (self.vector(x, y, dim) - self.vector(x, ybar, dim))
+            total += delta
+        return cut, total
+
     def format(self, y) -> str:
         """A prediction as classify writes it (one line)."""
         return str(y)
@@ -94,10 +109,11 @@ def spec_of(problem: StructuredProblem) -> str:
 
 
 def load(spec: str) -> type:
-    """The problem class named MODULE:CLASS (UsageError when it cannot be imported or is not a problem)."""
+    """The problem class named MODULE:CLASS, or a built-in one by its short name (UsageError when it cannot be
+    imported or is not a problem)."""
     import importlib
 
-    module, _, name = spec.partition(":")
+    module, _, name = BUILT_IN.get(spec, spec).partition(":")
     if not module or not name:
         raise UsageError(f"--problem {spec}: name a problem as MODULE:CLASS (e.g. mypackage.problems:Ordinal)")
     try:
@@ -122,18 +138,9 @@ def training_problem(problem: StructuredProblem, examples: list, rescaling: int 
     if not examples:
         raise InputError("no examples to train on")
     dim = int(problem.dimension(examples))
-    truth = [problem.vector(x, y, dim) for x, y in examples]
-    oracle = problem.most_violated_slack if rescaling == SLACK else problem.most_violated
 
     def most_violated(w: np.ndarray) -> tuple:
-        cut, total = np.zeros(dim), 0.0
-        for (x, y), psi_y in zip(examples, truth):
-            ybar = oracle(x, y, w)
-            delta = float(problem.loss(y, ybar))
-            if delta:
-                cut += (delta if rescaling == SLACK else 1.0) * (psi_y - problem.vector(x, ybar, dim))
-            total += delta
-        return cut, total
+        return problem.cut(examples, w, rescaling)
 
     return TrainingProblem(sp.identity(dim, format="csr"), len(examples), most_violated,
                            info={"examples": len(examples), "dimension": dim})

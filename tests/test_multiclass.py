@@ -1,0 +1,98 @@
+"""SVM-multiclass as a problem of the package (svmstruct.problems.multiclass): its oracles against enumeration, its
+all-at-once cut against the one-example-at-a-time one, and its objective against scikit-learn's
+LinearSVC(multi_class="crammer_singer") on the same problem (svm_multiclass's Delta = 100 and C/n, liblinear's
+Delta = 1 and C: the same optimum with C_liblinear = C / (100 n) and w = 100 w_liblinear)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import svmstruct
+from svmstruct.problems import StructuredProblem
+from svmstruct.problems.multiclass import LOSS, Examples, Multiclass
+
+from conftest import invoke_here
+
+
+def random_examples(rng, n=30, K=4, D=6):
+    X = sp.csr_matrix(np.round(rng.normal(size=(n, D)) * (rng.random((n, D)) < 0.6), 1))
+    return Examples(X, rng.integers(1, K + 1, size=n))
+
+
+def objective(X, y, w, C, K):
+    """1/2 |w|^2 + C/n sum_i max_k (100 [k != y_i] + w_k.x_i - w_{y_i}.x_i), by numpy."""
+    S = np.asarray(X @ w.reshape(K, -1).T)
+    rows = np.arange(len(y))
+    margins = S + LOSS - S[rows, y - 1][:, None]
+    margins[rows, y - 1] = 0.0
+    return 0.5 * w @ w + C / len(y) * margins.max(axis=1).sum()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_oracles_and_the_cut_agree_with_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    examples = random_examples(rng)
+    problem = Multiclass()
+    dim = problem.dimension(examples)
+    for w in (rng.normal(size=dim), np.zeros(dim), np.round(rng.normal(size=dim))):
+        for x, y in examples[:8]:
+            def margin(c, x=x, y=y, w=w):
+                return problem.loss(y, c) + w @ problem.vector(x, c, dim)
+
+            def slack(c, x=x, y=y, w=w):
+                return problem.loss(y, c) * (1 + w @ (problem.vector(x, c, dim) - problem.vector(x, y, dim)))
+
+            for oracle, value in ((problem.most_violated, margin), (problem.most_violated_slack, slack)):
+                assert value(oracle(x, y, w)) == pytest.approx(max(value(c) for c in problem.outputs(x)), abs=1e-9)
+        for rescaling in (1, 2):
+            fast, total = problem.cut(examples, w, rescaling)
+            slow, slow_total = StructuredProblem.cut(problem, list(examples), w, rescaling)
+            np.testing.assert_allclose(fast, slow, atol=1e-9)
+            assert total == slow_total
+
+
+@pytest.fixture(scope="module")
+def digits():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    order = np.random.default_rng(0).permutation(len(y))
+    train, test = order[:1000], order[1000:]
+    X = sp.csr_matrix(X / 16.0)
+    return Examples(X[train], y[train] + 1), Examples(X[test], y[test] + 1)
+
+
+def test_the_objective_of_liblinears_crammer_singer(digits):
+    from sklearn.svm import LinearSVC
+
+    train, test = digits
+    C, n, K = 100.0, len(train), 10
+    ours = svmstruct.fit_problem(Multiclass(), train, C=C, epsilon=0.01)
+    w = np.zeros(K * train.X.shape[1])
+    w[:len(ours.w)] = ours.w
+    theirs = LinearSVC(multi_class="crammer_singer", fit_intercept=False, C=C / (LOSS * n), tol=1e-8,
+                       max_iter=100000).fit(train.X, train.y)
+    w_theirs = LOSS * theirs.coef_.ravel()
+    p_ours, p_theirs = objective(train.X, train.y, w, C, K), objective(train.X, train.y, w_theirs, C, K)
+    assert p_ours == pytest.approx(ours.result.primal, rel=1e-9)
+    assert abs(p_ours - p_theirs) <= 1e-3 * p_theirs, (p_ours, p_theirs)
+    ours_test = np.mean(svmstruct.problems.predict(ours, test) == test.y)
+    theirs_test = np.mean(theirs.predict(test.X) == test.y)
+    assert abs(ours_test - theirs_test) <= 0.005 and ours_test > 0.85, (ours_test, theirs_test)
+
+
+def test_learn_and_classify_multiclass_from_the_command_line(digits, tmp_path):
+    train, test = digits
+    for name, examples in (("train", train), ("test", test)):
+        (tmp_path / name).write_text("".join(
+            f"{c} " + " ".join(f"{j + 1}:{v:g}" for j, v in zip(x.indices, x.data)) + "\n" for x, c in examples))
+    run = invoke_here("learn", "--problem", "multiclass", "-c", "100", "-v", "0", tmp_path / "train", tmp_path / "m")
+    assert run.returncode == 0, run.stderr
+    assert invoke_here("classify", tmp_path / "test", tmp_path / "m", tmp_path / "pred").returncode == 0
+    predicted = np.array([int(line) for line in (tmp_path / "pred").read_text().split()])
+    assert np.mean(predicted == test.y) > 0.85
+    trained = svmstruct.load_model(str(tmp_path / "m"))
+    assert trained.options["classes"] == "10" and trained.options["features"] == "64"
+    bad = tmp_path / "bad"
+    bad.write_text("1 1:0.5\n0 2:1\n")
+    run = invoke_here("learn", "--problem", "multiclass", "-v", "0", bad, tmp_path / "m2")
+    assert run.returncode == 1 and f"{bad}:2: class 0 is not one of 1, 2" in run.stderr
