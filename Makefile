@@ -56,7 +56,7 @@ clean:
 	rm -rf $(OUT) .pytest_cache
 
 # ---- benchmarks and reports against the original programs (need ../shared)
-.PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle bench-assignment bench-hashed bench-engine bench-multiclass bench-dask \
+.PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle bench-assignment bench-hashed bench-engine bench-problems bench-dask \
 	bench-startup bench-big bench-threads bench-batch bench-kernel bench-eval parity-report
 bench-perf: install
 	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
@@ -154,8 +154,8 @@ audit: install
 	$(BIN)/python scripts/audit_catalogue.py
 
 # iterations, oracle calls and time of the plain cutting-plane loop against OCAS's line search
-bench-multiclass: install
-	$(BIN)/python scripts/bench_multiclass.py
+bench-problems: install
+	$(BIN)/python scripts/bench_problems.py
 
 bench-engine: install
 	$(BIN)/python scripts/bench_engine.py --shared $(SHARED) --out exp/engine

@@ -61,6 +61,7 @@ def digits():
     return Examples(X[train], y[train] + 1), Examples(X[test], y[test] + 1)
 
 
+@pytest.mark.slow
 def test_the_objective_of_liblinears_crammer_singer(digits):
     from sklearn.svm import LinearSVC
 
@@ -80,6 +81,7 @@ def test_the_objective_of_liblinears_crammer_singer(digits):
     assert abs(ours_test - theirs_test) <= 0.005 and ours_test > 0.85, (ours_test, theirs_test)
 
 
+@pytest.mark.slow
 def test_learn_and_classify_multiclass_from_the_command_line(digits, tmp_path):
     train, test = digits
     for name, examples in (("train", train), ("test", test)):

@@ -21,7 +21,8 @@ from svmstruct.errors import InputError, UsageError
 from svmstruct.train.problem import TrainingProblem
 
 MARGIN, SLACK = 2, 1  # svm_struct's -o
-BUILT_IN = {"multiclass": "svmstruct.problems.multiclass:Multiclass"}  # --problem's short names
+BUILT_IN = {"multiclass": "svmstruct.problems.multiclass:Multiclass",  # --problem's short names
+            "hmm": "svmstruct.problems.hmm:HMM"}
 RESCALINGS = {SLACK: "slack rescaling", MARGIN: "margin rescaling"}
 
 

@@ -108,6 +108,12 @@ def _every_command(d: Path, say) -> None:
     _run(["learn", "-l", "pairs", "-t", "2", "--k", "5", "-v", "0", d / "train.txt", d / "rbf.model"])
     _run(["classify", "-v", "0", d / "train.txt", d / "rbf.model", d / "rbf.pred"])
     _run(["eval", "-m", "all", d / "train.txt", d / "pairs.pred", d / "map.pred"])
+    lines = [f"{1 + (q + t) % 3} qid:{q} 1:{rng.random():.3f} 2:{rng.random():.3f}"
+             for q in range(1, 6) for t in range(4)]
+    (d / "tags.txt").write_text("\n".join(lines) + "\n")  # tags of short sequences: the built-in problems
+    for problem in ("multiclass", "hmm"):
+        _run(["learn", "--problem", problem, "-v", "0", d / "tags.txt", d / f"{problem}.model"])
+        _run(["classify", d / "tags.txt", d / f"{problem}.model", d / f"{problem}.pred"])
     say(f"{'other paths':<16} {time.perf_counter() - start:6.1f} s")
 
 

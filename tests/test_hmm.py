@@ -1,0 +1,103 @@
+"""SVM-hmm as a problem of the package (svmstruct.problems.hmm): Viterbi's most violated tagging and prediction
+against enumeration, and on sequences whose tags follow a sticky Markov chain it tags held-out tokens better than
+the same features without transitions (SVM-multiclass per token), from Python and from the command line."""
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import svmstruct
+from svmstruct.problems import StructuredProblem
+from svmstruct.problems.hmm import HMM
+from svmstruct.problems.multiclass import Examples, Multiclass
+
+from conftest import invoke_here
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_viterbi_attains_the_enumerated_maximum(seed):
+    rng = np.random.default_rng(seed)
+    K, D, length = int(rng.integers(1, 4)), 3, int(rng.integers(1, 5))
+    problem = HMM(tags=K, features=D)
+    dim = problem.dimension([])
+    x = sp.csr_matrix(np.round(rng.normal(size=(length, D)), 1))
+    y = rng.integers(1, K + 1, size=length)
+    for w in (rng.normal(size=dim), np.zeros(dim), np.round(rng.normal(size=dim))):
+        def margin(out, w=w):
+            return problem.loss(y, out) + w @ problem.vector(x, out, dim)
+
+        def score(out, w=w):
+            return w @ problem.vector(x, out, dim)
+
+        everything = [np.array(out) for out in itertools.product(range(1, K + 1), repeat=length)]
+        assert margin(problem.most_violated(x, y, w)) == pytest.approx(max(map(margin, everything)), abs=1e-9)
+        assert score(problem.predict(x, w)) == pytest.approx(max(map(score, everything)), abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_all_at_once_cut_equals_the_one_at_a_time_cut(seed):
+    rng = np.random.default_rng(seed)
+    examples = sequences(rng, 8, K=3, D=4)
+    problem = HMM()
+    dim = problem.dimension(examples)
+    for w in (rng.normal(size=dim), np.zeros(dim)):
+        fast, total = problem.cut(examples, w, 2)
+        slow, slow_total = StructuredProblem.cut(problem, examples, w, 2)
+        np.testing.assert_allclose(fast, slow, atol=1e-9)
+        assert total == slow_total
+
+
+def sequences(rng, count, K=3, D=6, stay=0.85, noise=1.6):
+    """Tags from a sticky Markov chain; a token's features are its tag's prototype plus much noise."""
+    prototypes = rng.normal(size=(K, D))
+    out = []
+    for _ in range(count):
+        length = int(rng.integers(5, 15))
+        tags = [int(rng.integers(K))]
+        for _ in range(length - 1):
+            tags.append(tags[-1] if rng.random() < stay else int(rng.integers(K)))
+        X = prototypes[tags] + noise * rng.normal(size=(length, D))
+        out.append((sp.csr_matrix(X), np.array(tags) + 1))
+    return out
+
+
+def token_accuracy(predicted, examples):
+    return np.mean(np.concatenate([p == y for p, (_, y) in zip(predicted, examples)]))
+
+
+@pytest.fixture(scope="module")
+def chains():
+    """150 sequences to train on and 100 held out, from one chain and one set of prototypes."""
+    drawn = sequences(np.random.default_rng(1), 250)
+    return drawn[:150], drawn[150:]
+
+
+@pytest.mark.slow
+def test_transitions_tag_held_out_sequences_better_than_tokens_alone(chains):
+    train, test = chains
+    hmm = svmstruct.fit_problem(HMM(), train, C=10.0)
+    tokens = Examples(sp.vstack([x for x, _ in train], format="csr"), np.concatenate([y for _, y in train]))
+    alone = svmstruct.fit_problem(Multiclass(), tokens, C=10.0)
+    with_transitions = token_accuracy(svmstruct.problems.predict(hmm, test), test)
+    flat = Examples(sp.vstack([x for x, _ in test], format="csr"), np.concatenate([y for _, y in test]))
+    without = np.mean(np.array(svmstruct.problems.predict(alone, flat)) == flat.y)
+    assert hmm.result.converged and with_transitions > without + 0.05, (with_transitions, without)
+
+
+@pytest.mark.slow
+def test_learn_and_classify_sequences_from_the_command_line(chains, tmp_path):
+    train, test = chains
+    for name, examples in (("train", train), ("test", test)):
+        (tmp_path / name).write_text("".join(
+            f"{tag} qid:{q + 1} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in zip(row.indices, row.data)) + "\n"
+            for q, (x, tags) in enumerate(examples) for row, tag in zip(x, tags)))
+    run = invoke_here("learn", "--problem", "hmm", "-c", "10", "-v", "0", tmp_path / "train", tmp_path / "m")
+    assert run.returncode == 0, run.stderr
+    assert invoke_here("classify", tmp_path / "test", tmp_path / "m", tmp_path / "tags").returncode == 0
+    predicted = np.array([int(t) for t in (tmp_path / "tags").read_text().split()])
+    truth = np.concatenate([y for _, y in test])
+    assert len(predicted) == len(truth) and np.mean(predicted == truth) > 0.6
+    model = svmstruct.load_model(str(tmp_path / "m"))
+    again = svmstruct.fit_problem(HMM(), HMM().read(str(tmp_path / "train")), C=10.0)
+    np.testing.assert_allclose(again.w, model.w, rtol=1e-9, atol=1e-12)
