@@ -192,6 +192,21 @@ def test_a_kernel_the_server_loaded_can_be_called_by_one_compiled_later(tmp_path
 
 
 @pytest.mark.slow
+def test_a_stale_module_of_an_older_install_does_not_stop_the_preload(tmp_path):
+    """`pip install .` over an older checkout can leave modules of the old layout in the package (setuptools keeps
+    them in build/): the preload logs the one that fails to import and goes on."""
+    import shutil
+
+    shutil.copytree(ROOT / "svmstruct", tmp_path / "svmstruct", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "svmstruct" / "checkpoint.py").write_text("from svmstruct import train\nclass Writer(train.Callback):"
+                                                         "\n    pass\n")
+    code = "from svmstruct.runtime import server; server._preload(); import svmstruct.api; print('preloaded')"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0 and run.stdout.strip() == "preloaded", run.stderr
+    assert "not preloaded: svmstruct.checkpoint: AttributeError" in run.stderr
+
+
+@pytest.mark.slow
 def test_the_server_can_fork_children_that_run_parallel_kernels():
     """The preload loads kernels without launching numba's OpenMP layer, which would kill every child that runs
     a parallel kernel ('fork() called from a process already using GNU OpenMP')."""

@@ -300,9 +300,15 @@ def _preload() -> list:
 
     import svmstruct
 
-    for found in pkgutil.walk_packages(svmstruct.__path__, "svmstruct."):
+    def skip(name: str) -> None:
+        sys.stderr.write(f"not preloaded: {name}: {sys.exc_info()[1]!r}\n")
+
+    for found in pkgutil.walk_packages(svmstruct.__path__, "svmstruct.", onerror=skip):
         if found.name.rsplit(".", 1)[1] not in _NOT_PRELOADED:
-            importlib.import_module(found.name)
+            try:  # a module that cannot be imported (a stale file of an older install) is left to the command
+                importlib.import_module(found.name)
+            except Exception:  # noqa: BLE001 - logged; a command that needs it reports the error itself
+                skip(found.name)
     from numba.core.registry import CPUDispatcher
 
     from svmstruct.runtime.threads import ParallelKernel
