@@ -12,7 +12,7 @@ import svmstruct
 from svmstruct import problems
 from svmstruct.errors import UsageError
 
-from conftest import invoke_here
+from conftest import ROOT, invoke, invoke_here
 
 SPEC = "multilabel_problem:MultiLabel"
 
@@ -140,3 +140,18 @@ def test_command_line_errors_are_one_line(tmp_path):
         run = invoke_here("learn", *args, "-v", "0", train, tmp_path / "m")
         assert run.returncode == 2 and message in run.stderr, (args, run.stderr)
         assert len(run.stderr.strip().splitlines()) == 1 and not (tmp_path / "m").exists()
+
+
+@pytest.mark.slow
+def test_a_problem_of_yours_through_the_resident_worker(tmp_path):
+    """As a user runs it: the module on PYTHONPATH, the command through the resident worker and in its own process,
+    the same model bytes."""
+    train = write(tmp_path / "train", examples(np.random.default_rng(6), 30))
+    env = {"PYTHONPATH": str(ROOT / "tests")}
+    args = ["learn", "--problem", SPEC, "-c", "10", "-v", "0", train]
+    served = invoke(*args, tmp_path / "served", env=env)
+    own = invoke(*args, tmp_path / "own", env=env, own=True)
+    assert served.returncode == 0 and own.returncode == 0, served.stderr + own.stderr
+    assert (tmp_path / "served").read_bytes() == (tmp_path / "own").read_bytes()
+    classified = invoke("classify", train, tmp_path / "served", tmp_path / "pred", env=env)
+    assert classified.returncode == 0 and len((tmp_path / "pred").read_text().splitlines()) == 30

@@ -17,6 +17,7 @@ def as_loss(cls: type) -> Loss:
     """The Loss of a problem class: its MODULE:CLASS name, -o and the options it declares (cls.declared)."""
     spec = f"{cls.__module__}:{cls.__qualname__}"
     summary = (cls.__doc__ or spec).strip().splitlines()[0]
+    # predict: classify's writer of a problem's model (it reads the test file itself: classify hands it the path)
     return Loss(spec, (), "problem", summary, build=_not_built, default_epsilon=0.1,
                 options=(RESCALING, *getattr(cls, "declared", ())), output="structured", predict=classify,
                 formats=("labels",), plain_features=False)
