@@ -27,7 +27,8 @@ KERNEL_FLAGS = {"degree": "-d", "gamma": "-g", "coef_lin": "-s", "coef_const": "
 def cli(*flags: str, help: str, kind: str = "text", low: float | None = None, high: float | None = None,
         choices: tuple = (), show_default: bool = False, metavar: str | None = None) -> dict:
     """A field's command-line declaration (the metadata `learn` generates its option from). kind: text, number,
-    integer (within [low, high]), choice, flag, or switch (a --name/--other pair of flags)."""
+    integer (within [low, high]), choice, flag, switch (a --name/--other pair of flags), or repeated (given any
+    number of times: a tuple of texts)."""
     return {"cli": dict(flags=flags, help=help, kind=kind, low=low, high=high, choices=choices,
                         show_default=show_default, metavar=metavar)}
 
@@ -48,6 +49,9 @@ class Run:
         "docs/problems.md) instead of a loss; its read() reads TRAIN_FILE."))
     rescaling: int | None = field(default=None, metadata=cli(
         "-o", kind="integer", help="With --problem: svm_struct's rescaling, 1 slack or 2 margin (default 2)."))
+    problem_options: tuple = field(default=(), metadata=cli(
+        "--problem-option", kind="repeated", metavar="KEY=VALUE", help="With --problem: one of the problem's "
+        "options (its `declared` ones, e.g. --problem-option labels=5); repeat it for several."))
     max_iterations: int = field(default=MAX_ITERATIONS, metadata=cli(
         "-#", kind="integer", show_default=True, help="Maximum number of iterations."))
     verbosity: int = field(default=1, metadata=cli(
@@ -125,8 +129,8 @@ class Run:
             raise UsageError(f"-w {self.algorithm}: only the 1-slack algorithm (-w 3 or 4) is implemented")
         loss, opts = self._problem(spelling) if self.problem is not None else \
             resolve_loss(self.loss or losses.DEFAULT, self.loss_options, spelling)
-        if self.problem is None and self.rescaling is not None:
-            raise UsageError("-o applies to --problem (the rescaling of a structured problem's constraints)")
+        if self.problem is None and (self.rescaling is not None or self.problem_options):
+            raise UsageError(f"{'-o' if self.rescaling is not None else '--problem-option'} applies to --problem")
         settings = Settings(self._grid(), self.epsilon, self.max_iterations, self.normalize).check(loss)
         if self.normalize == "query" and self.model_format == "svmlight":
             raise UsageError("--normalize query needs the svmstruct model format: the originals' classify programs "
@@ -157,8 +161,21 @@ class Run:
         if self.loss is not None:
             raise UsageError("-l and --problem both name what to train: give one of them")
         loss = problems.as_loss(problems.load(self.problem or ""))
-        opts = loss.resolve({**self.loss_options, "rescaling": 2 if self.rescaling is None else self.rescaling},
-                            None, spelling)
+        given = {}
+        for text in self.problem_options:
+            key, equals, value = text.partition("=")
+            if not (key and equals):
+                raise UsageError(f"--problem-option takes KEY=VALUE, got '{text}'")
+            given[key.strip()] = value.strip()
+        def spell(name: str) -> str:
+            if name == "rescaling":
+                return "-o"
+            if name in given or loss.option(name) is not None:
+                return f"--problem-option {name}"
+            return spelling(name) if spelling else f"option '{name}'"
+
+        rescaling = 2 if self.rescaling is None else self.rescaling
+        opts = loss.resolve({**self.loss_options, **given, "rescaling": rescaling}, None, spell)
         if opts["rescaling"] == 1 and not problems.instance(loss, opts).has_slack_oracle():
             raise UsageError(f"-o 1: {loss.name} has no slack-rescaling oracle (most_violated_slack); train with "
                              "-o 2 (margin rescaling)")

@@ -116,6 +116,20 @@ def test_learn_and_classify_a_problem_from_the_command_line(tmp_path):
     assert hamming < 0.75 * nothing  # it learned, on examples it did not train on
 
 
+def test_a_problems_options_from_the_command_line(tmp_path):
+    rng = np.random.default_rng(8)
+    data = [(x, y + (int(x[0] > 0),)) for x, y in examples(rng, 40)]  # a fourth label
+    train = write(tmp_path / "train", data)
+    run = invoke_here("learn", "--problem", SPEC, "--problem-option", "labels=4", "-c", "10", "-v", "0", train,
+                      tmp_path / "m")
+    assert run.returncode == 0, run.stderr
+    trained = svmstruct.load_model(str(tmp_path / "m"))
+    assert trained.options["labels"] == "4" and len(problems.predict(trained, data)[0]) == 4
+    assert invoke_here("classify", train, tmp_path / "m", tmp_path / "pred").returncode == 0
+    again = svmstruct.fit_problem(MultiLabel(labels=4), MultiLabel(labels=4).read(str(train)), C=10.0)
+    np.testing.assert_array_equal(again.w, trained.w)
+
+
 def test_a_problem_run_resumes_from_its_checkpoint(tmp_path):
     train = write(tmp_path / "train", examples(np.random.default_rng(4), 40))
     common = ["--problem", SPEC, "-c", "100", "-e", "0.001", "-v", "0"]
@@ -136,7 +150,12 @@ def test_command_line_errors_are_one_line(tmp_path):
                           (["--problem", "numpy:ndarray"], "is not a svmstruct.problems.StructuredProblem"),
                           (["--problem", "multilabel_problem:MarginOnly", "-o", "1"], "no slack-rescaling oracle"),
                           (["--problem", SPEC, "-l", "map"], "-l and --problem"),
-                          (["-o", "1"], "-o applies to --problem")]:
+                          (["-o", "1"], "-o applies to --problem"),
+                          (["--problem-option", "labels=2"], "--problem-option applies to --problem"),
+                          (["--problem", SPEC, "--problem-option", "labels"], "takes KEY=VALUE, got 'labels'"),
+                          (["--problem", SPEC, "--problem-option", "colour=3"],
+                           "--problem-option colour does not apply"),
+                          (["--problem", SPEC, "--problem-option", "labels=0"], "labels must be at least 1")]:
         run = invoke_here("learn", *args, "-v", "0", train, tmp_path / "m")
         assert run.returncode == 2 and message in run.stderr, (args, run.stderr)
         assert len(run.stderr.strip().splitlines()) == 1 and not (tmp_path / "m").exists()

@@ -271,6 +271,8 @@ def run_options(f):
             extra.update(type=Number(d["low"], d["high"]))
         elif kind == "integer":
             extra.update(type=Integer(d["low"], d["high"]))
+        elif kind == "repeated":
+            extra.update(multiple=True, default=())
         elif kind == "choice":
             extra.update(type=click.Choice(d["choices"]))
         f = click.option(*d["flags"], spec.name, **extra)(f)
