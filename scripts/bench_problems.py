@@ -25,14 +25,7 @@ from svmstruct.problems.multiclass import LOSS, Examples, Multiclass
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from test_hmm import sequences, token_accuracy  # noqa: E402
-
-
-def objective(X, y, w, C, K):
-    S = np.asarray(X @ w.reshape(K, -1).T)
-    rows = np.arange(len(y))
-    margins = S + LOSS - S[rows, y - 1][:, None]
-    margins[rows, y - 1] = 0.0
-    return 0.5 * w @ w + C / len(y) * margins.max(axis=1).sum()
+from test_multiclass import objective  # noqa: E402
 
 
 def main():

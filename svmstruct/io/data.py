@@ -180,6 +180,25 @@ def _read_from(f, name: str, seekable: bool, n_features: int | None, dtype, layo
 PART_BYTES = 1 << 26  # read_parts: whole lines of about this many bytes a part
 
 
+def read_labelled(path: str, what: str) -> tuple:
+    """(the Dataset of an SVMlight file, its features as CSR over their own indices, its labels as integers) when
+    every label is one of 1, 2, ... (`what`: class, tag; SVM-multiclass's and SVM-hmm's files); InputError at the
+    first line whose label is not."""
+    import scipy.sparse as sp
+
+    dataset = read_svmlight(path, dtype=np.float64, layout="sparse")
+    y = dataset.y
+    bad = np.flatnonzero((y < 1) | (y != np.round(y)))
+    if len(bad):
+        raise InputError(f"{what} {y[bad[0]]:g} is not one of 1, 2, ...", path,
+                         int(dataset.line[bad[0]]))
+    X = sp.csr_matrix(dataset.X)
+    if dataset.columns is not None:  # compacted feature ids back to their indices
+        X = sp.csr_matrix((X.data, dataset.columns[X.indices], X.indptr),
+                          shape=(X.shape[0], int(dataset.columns[-1]) + 1 if len(dataset.columns) else 0))
+    return dataset, X, y.astype(np.int64)
+
+
 def read_basis(path: str):
     """The vectors of a kernel basis file (learn --f: SVMlight lines, their targets ignored) as a
     kernel_functions.Basis."""

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from svmstruct.errors import InputError
+from svmstruct.io.data import read_labelled
 from svmstruct.options import Option, positive_int
 from svmstruct.problems.base import StructuredProblem
 
@@ -66,23 +67,14 @@ class HMM(StructuredProblem):
 
     def __init__(self, tags: int | None = None, features: int | None = None):
         super().__init__(tags=tags, features=features)
+        self._stack: tuple = (None,)  # (examples, their stacked tokens, bounds, tags): see _stacked
 
     def read(self, path: str) -> list:
         """[(the tokens' features as a CSR matrix, their tags as an array), ...] per sequence (qid)."""
-        from svmstruct.io import data
-
-        dataset = data.read_svmlight(path, dtype=np.float64, layout="sparse")
+        dataset, X, y = read_labelled(path, "tag")
         if not dataset.has_qid:
             raise InputError("SVM-hmm's files need qid:<sequence> on every line", path)
-        y = dataset.y
-        bad = np.flatnonzero((y < 1) | (y != np.round(y)))
-        if len(bad):
-            raise InputError(f"tag {y[bad[0]]:g} is not one of 1, 2, ...", path, int(dataset.line[bad[0]]))
-        X = sp.csr_matrix(dataset.X)
-        if dataset.columns is not None:
-            X = sp.csr_matrix((X.data, dataset.columns[X.indices], X.indptr),
-                              shape=(X.shape[0], int(dataset.columns[-1]) + 1 if len(dataset.columns) else 0))
-        return [(X[lo:hi], y[lo:hi].astype(np.int64)) for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:])]
+        return [(X[lo:hi], y[lo:hi]) for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:])]
 
     def dimension(self, examples: list) -> int:
         if self.options.get("tags") is None:
@@ -151,7 +143,7 @@ class HMM(StructuredProblem):
 
     def _stacked(self, examples: list) -> tuple:
         """(every token's features, the sequences' bounds, 0-based tags) of these examples (kept for the next call)."""
-        if getattr(self, "_stack", (None,))[0] is not examples:
+        if self._stack[0] is not examples:
             X = sp.vstack([sp.csr_matrix(x)[:, :self.D] for x, _ in examples], format="csr")
             bounds = np.concatenate([[0], np.cumsum([len(tags) for _, tags in examples])]).astype(np.int64)
             truth = np.concatenate([np.asarray(tags, dtype=np.int64) for _, tags in examples]) - 1

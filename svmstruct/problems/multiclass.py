@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from svmstruct.errors import InputError
+from svmstruct.io.data import read_labelled
 from svmstruct.options import Option, positive_int
 from svmstruct.problems.base import SLACK, StructuredProblem
 
@@ -38,19 +38,8 @@ class Multiclass(StructuredProblem):
         super().__init__(classes=classes, features=features)
 
     def read(self, path: str) -> Examples:
-        from svmstruct.io import data
-
-        dataset = data.read_svmlight(path, dtype=np.float64, layout="sparse")
-        y = dataset.y
-        bad = np.flatnonzero((y < 1) | (y != np.round(y)))
-        if len(bad):
-            raise InputError(f"class {y[bad[0]]:g} is not one of 1, 2, ... (SVM-multiclass's classes)", path,
-                             int(dataset.line[bad[0]]))
-        X = sp.csr_matrix(dataset.X)
-        if dataset.columns is not None:  # compacted feature ids back to their indices
-            X = sp.csr_matrix((X.data, dataset.columns[X.indices], X.indptr),
-                              shape=(X.shape[0], int(dataset.columns[-1]) + 1 if len(dataset.columns) else 0))
-        return Examples(X, y.astype(np.int64))
+        _, X, y = read_labelled(path, "class")
+        return Examples(X, y)
 
     def dimension(self, examples: list) -> int:
         """K D; K and D settled from the examples when not given (and kept in the options: the model's)."""
@@ -117,7 +106,9 @@ class Multiclass(StructuredProblem):
             values = S + LOSS
             values[rows, truth] -= LOSS
         ybar = np.argmax(values, axis=1)
-        wrong = (ybar != truth) & (values[rows, ybar] > (0.0 if rescaling == SLACK else -np.inf))
+        wrong = ybar != truth
+        if rescaling == SLACK:
+            wrong &= values[rows, ybar] > 0  # no class beats the correct one's 0
         scale = np.where(wrong, LOSS if rescaling == SLACK else 1.0, 0.0)
         G = sp.csr_matrix((np.concatenate([scale, -scale]), (np.concatenate([rows, rows]),
                            np.concatenate([truth, ybar]))), shape=(n, self.K))
