@@ -6,8 +6,8 @@ machine, and with -j1 beside two CPU hogs. Where ANCHOR_BIN holds svm_rank_learn
 trec_eval, the `pairs` runs are also made with them (the same -c; trec_eval on the qrels and a TREC run of
 svm_rank's predictions), next to ours alone on the same 15 runs; without them that column is skipped.
 Every batch of ours runs twice: each command in its own process (SVMSTRUCT_RESIDENT=0) and as users run it,
-through the resident worker (svmstruct.runtime.resident), started by the batch's first command (a fresh socket
-directory each time, so its start-up is in the time) and stopped after the batch.
+through the resident worker that serves inside make (svmstruct.runtime.resident), started by the batch's first
+command (a fresh socket directory each time, so its start-up is in the time) and stopped after the batch.
 Usage: python scripts/bench_batch.py [--shared ../shared] [--out exp/batch]
 """
 import argparse
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from svmstruct.runtime import server
+from svmstruct.runtime import control
 
 import experiment
 
@@ -81,8 +81,9 @@ def timed_make(out: Path, target: str, jobs: int, svm: str, env_extra: dict | No
     for folder in ("out", "anchor"):
         shutil.rmtree(out / folder, ignore_errors=True)
     start = time.perf_counter()
+    env = {k: v for k, v in os.environ.items() if k != "SVMSTRUCT_RESIDENT"}  # make's default: the worker serves
     run = subprocess.run(["make", "-s", f"-j{jobs}", target, f"SVM={svm}"], cwd=out, capture_output=True, text=True,
-                         env={**os.environ, **(env_extra or {})})
+                         env={**env, **(env_extra or {})})
     if run.returncode:
         sys.exit(run.stderr[-3000:])
     return time.perf_counter() - start
@@ -92,8 +93,8 @@ def both(out: Path, target: str, jobs: int, svm: str) -> tuple[float, float]:
     """(seconds with every command in its own process, through a resident worker started by the batch)."""
     own = timed_make(out, target, jobs, svm, {"SVMSTRUCT_RESIDENT": "0"})
     with tempfile.TemporaryDirectory(prefix="svmr") as sockets:
-        through = timed_make(out, target, jobs, svm, {"SVMSTRUCT_RESIDENT": "1", "SVMSTRUCT_RESIDENT_DIR": sockets})
-        server.stop_servers(sockets, every=True)
+        through = timed_make(out, target, jobs, svm, {"SVMSTRUCT_RESIDENT_DIR": sockets})
+        control.stop_servers(sockets, every=True)
     return own, through
 
 

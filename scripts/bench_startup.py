@@ -8,8 +8,8 @@
   the same files when $ANCHOR_BIN holds them (trec_eval on the qrels and a TREC run of the same scores).
 `python -c pass` and `python -c "import numpy"` are the floor. Targets: learn 10 lines <= 0.5 s, eval of S5
 <= 0.3 s, S1 whole process <= svm_rank's + 0.3 s and training time <= svm_rank's.
-Each command runs as its own process (SVMSTRUCT_RESIDENT=0) and, in a second column, through a running resident
-worker (svmstruct.runtime.resident, a private socket directory).
+Each command runs as its own process (SVMSTRUCT_RESIDENT=0) and, in a second column, as a Makefile's recipe runs
+it (MAKEFLAGS set): through a running resident worker (svmstruct.runtime.resident, a private socket directory).
 Usage: python scripts/bench_startup.py [--runs 5] [--shared ../shared]
 """
 import argparse
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from svmstruct.runtime import server
+from svmstruct.runtime import control
 
 ROOT = Path(__file__).resolve().parents[1]
 SVM = str(Path(sys.executable).parent / "svmstruct")
@@ -48,7 +48,9 @@ def timed(cmd: list, env: dict = OWN) -> tuple[float, str]:
 
 
 def start_resident(folder: str) -> None:
-    RESIDENT.update(SVMSTRUCT_RESIDENT="1", SVMSTRUCT_RESIDENT_DIR=folder)
+    RESIDENT.pop("SVMSTRUCT_RESIDENT")  # as a Makefile's recipes run: make sets MAKEFLAGS, the worker serves
+    RESIDENT.update(MAKEFLAGS=RESIDENT.get("MAKEFLAGS", ""), MAKELEVEL=RESIDENT.get("MAKELEVEL", "1"),
+                    SVMSTRUCT_RESIDENT_DIR=folder)
     timed([SVM, "--version"], RESIDENT)
     deadline = time.monotonic() + 60
     while not list(Path(folder).glob("*.sock")):
@@ -141,7 +143,7 @@ def main():
                 anchor = wall([str(rank.parent / "trec_eval"), "-m", "map", "-m", "ndcg_cut.10", qrels, run], args.runs)
                 note += f"; trec_eval {anchor:.3f} s (the same scores as a TREC run)"
             rows.append(("eval -m map -m ndcg@10 MQ2008 S5", *evaluate, note))
-        server.stop_servers(sockets, every=True)
+        control.stop_servers(sockets, every=True)
     print(f"median of {args.runs} whole-process runs, warm numba cache; seconds as its own process and through "
           f"the resident worker")
     print(f"{'command':<42} {'own':>8} {'resident':>8}")

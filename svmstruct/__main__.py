@@ -11,9 +11,9 @@ def main() -> None:
         from svmstruct.runtime import resident
 
         if sys.argv[1:2] == ["worker"]:  # `svmstruct worker [status|stop] [--all]`
-            from svmstruct.runtime import server
+            from svmstruct.runtime import control
 
-            sys.exit(server.manage(sys.argv[2:]))
+            sys.exit(control.manage(sys.argv[2:]))
         code = resident.run(sys.argv[1:])
         if code is not None:
             sys.exit(code)

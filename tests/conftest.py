@@ -7,16 +7,23 @@ from pathlib import Path
 
 import pytest
 
-# Commands run as a user's shell runs them: the installed `svmstruct` command through the resident worker
-# (svmstruct.runtime.resident), a server of the suite's own in a private socket directory, stopped when the suite ends.
-# A test that means the command's own process says so (SVMSTRUCT_RESIDENT=0, invoke(own=True)); invoke_here
-# runs cli.main in the test's process, for the tests that replace a function of the package.
-WORKER_DIR = Path(tempfile.mkdtemp(prefix="svmw"))
+# Commands run as a user's shell runs them: the installed `svmstruct` command, each in its own process (outside make
+# the resident worker does not serve: svmstruct.runtime.resident). The suite's own environment is a shell's, not
+# make's, even under `make test`. A test that means the worker says so (invoke(worker=True): SVMSTRUCT_RESIDENT=1),
+# served by a server of the suite's own in a private socket directory, stopped when the suite ends;
+# tests/test_resident.py has servers of its own. invoke_here runs cli.main in the test's process, for the tests
+# that replace a function of the package.
+SUITE_TMP = Path(tempfile.mkdtemp(prefix="svmsuite"))  # removed at the end: the worker's sockets, Dask's scratch
+WORKER_DIR = SUITE_TMP / "worker"
+WORKER_DIR.mkdir(mode=0o700)
+os.environ.setdefault("DASK_TEMPORARY_DIRECTORY", str(SUITE_TMP / "dask"))
 # numba's thread pool has at least two threads, also on a one-core runner, so that the tests of the parallel
 # kernels (--threads 2, test_threads.py) run them on two threads rather than passing on one (set before numba loads)
 if int(os.environ.get("NUMBA_NUM_THREADS") or 0) < 2:
     os.environ["NUMBA_NUM_THREADS"] = str(max(2, os.cpu_count() or 1))  # numba's own default, at least 2
-os.environ.update(SVMSTRUCT_RESIDENT="1", SVMSTRUCT_RESIDENT_DIR=str(WORKER_DIR), SVMSTRUCT_RESIDENT_IDLE="900")
+for _name in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "SVMSTRUCT_RESIDENT"):
+    os.environ.pop(_name, None)
+os.environ.update(SVMSTRUCT_RESIDENT_DIR=str(WORKER_DIR), SVMSTRUCT_RESIDENT_IDLE="900")
 _SCRIPT = Path(sys.executable).parent / "svmstruct"
 COMMAND = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "svmstruct"]
 _THROUGH_THE_WORKER: set = set()  # the tests that had a command served by the suite's servers
@@ -41,10 +48,10 @@ def pytest_terminal_summary(terminalreporter):
 
 
 def pytest_unconfigure(config):
-    from svmstruct.runtime import server
+    from svmstruct.runtime import control
 
-    server.stop_servers(str(WORKER_DIR), every=True)
-    shutil.rmtree(WORKER_DIR, ignore_errors=True)
+    control.stop_servers(str(WORKER_DIR), every=True)
+    shutil.rmtree(SUITE_TMP, ignore_errors=True)
 
 # tests use the reference-case helpers of scripts/reference.py (scripts never import tests)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
@@ -73,13 +80,28 @@ class Result:
         self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
 
 
-def invoke(*args, stdin=None, own=False, env=None):
-    """`svmstruct ARGS` as the shell runs it (the installed command; through the resident worker unless own=True),
-    stdin from a string; ENV: variables added to this process's environment."""
-    environment = {**os.environ, **(env or {}), **({"SVMSTRUCT_RESIDENT": "0"} if own else {})}
+def invoke(*args, stdin=None, worker=False, env=None):
+    """`svmstruct ARGS` as the shell runs it (the installed command, in its own process; through the resident worker
+    with worker=True), stdin from a string; ENV: variables added to this process's environment."""
+    environment = {**os.environ, **(env or {}), **({"SVMSTRUCT_RESIDENT": "1"} if worker else {})}
+    if worker:
+        suite_server(environment)
     run = subprocess.run([*COMMAND, *map(str, args)], input=(stdin or "").encode(), capture_output=True,
                          env=environment)
     return Result(run.returncode, run.stdout.decode(errors="replace"), run.stderr.decode(errors="replace"))
+
+
+def suite_server(environment: dict) -> None:
+    """The suite's server of ENVIRONMENT's key listening, so that the next command is served: a first command
+    starts it (and runs in its own process), or is served by it."""
+    import time
+
+    before, sockets = _served(), set(WORKER_DIR.glob("*.sock"))
+    subprocess.run([*COMMAND, "--version"], capture_output=True, env=environment, check=True)
+    deadline = time.monotonic() + 120
+    while _served() == before and not set(WORKER_DIR.glob("*.sock")) - sockets:
+        assert time.monotonic() < deadline, "the suite's resident server did not start"
+        time.sleep(0.05)
 
 
 def invoke_here(*args, stdin=None):

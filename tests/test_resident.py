@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from svmstruct.runtime import resident
-from svmstruct.runtime import server as resident_server
+from svmstruct.runtime import control, resident
 
 from conftest import COMMAND
 from test_robustness import default_dispositions, files_in, slow_training_set
@@ -32,7 +31,7 @@ def place():
     """A private socket directory; its servers are stopped afterwards."""
     folder = Path(tempfile.mkdtemp(prefix="svmr"))
     yield folder
-    for pid in resident_server.stop_servers(str(folder), every=True):
+    for pid in control.stop_servers(str(folder), every=True):
         assert _gone(pid)
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -52,6 +51,23 @@ def svm(folder, *args, stdin=None, resident=True, cwd=None, command=None, **extr
 def served(folder: Path) -> int:
     """How many commands the folder's servers have taken."""
     return sum(log.read_text().count("running: pid") for log in folder.glob("*.log"))
+
+
+def taken(folder: Path) -> int:
+    """How many commands the folder's servers have run: connections less those whose child the caller left (its own
+    process ran the command), once the server has reaped them all."""
+    deadline = time.monotonic() + 10
+    while any(_children(pid) for pid in server_pids(folder)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    logs = " ".join(log.read_text() for log in folder.glob("*.log"))
+    return logs.count("running: pid") - logs.count("was not taken")
+
+
+def _children(pid: int) -> list:
+    try:
+        return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
 
 
 def server_pids(folder: Path) -> list:
@@ -525,7 +541,7 @@ def test_a_deep_socket_directory_works(tmp_path):
         running_server(deep)
         assert svm(deep, "losses").returncode == 0 and served(deep) == 1
     finally:
-        resident_server.stop_servers(str(deep), every=True)
+        control.stop_servers(str(deep), every=True)
 
 
 @pytest.mark.slow
@@ -627,7 +643,7 @@ def test_a_full_file_system_starts_no_server(tmp_path):
         time.sleep(1)
         assert files_in(folder) == []
     finally:
-        resident_server.stop_servers(str(full / "sockets"), every=True)
+        control.stop_servers(str(full / "sockets"), every=True)
         subprocess.run(["umount", str(full)])
 
 
@@ -715,7 +731,7 @@ def test_a_directory_swapped_by_another_user_is_never_used(tmp_path, monkeypatch
     mine, theirs = parent / "svmstruct", parent / "theirs"
     mine.mkdir(mode=0o700)
     name = running_server(mine)  # the name a command's key gives, from a real server
-    for pid in resident_server.stop_servers(str(mine), every=True):
+    for pid in control.stop_servers(str(mine), every=True):
         assert _gone(pid)
     monkeypatch.setenv("SVMSTRUCT_RESIDENT_DIR", str(mine))
     here = resident.socket_name(resident.key())  # the name of this process's key
@@ -733,7 +749,7 @@ def test_a_directory_swapped_by_another_user_is_never_used(tmp_path, monkeypatch
     finally:
         assert _trap_status(trap) == 1  # not one connection
         for folder in (mine, theirs):
-            for pid in resident_server.stop_servers(str(folder), every=True):
+            for pid in control.stop_servers(str(folder), every=True):
                 _gone(pid)
         shutil.rmtree(parent, ignore_errors=True)
 
@@ -753,7 +769,7 @@ def test_a_server_of_another_user_gets_nothing(place, tmp_path):
     """A socket of the right name in the command's own directory, but listened on by another user (a forged
     peer): SO_PEERCRED tells, and the command sends nothing and runs in its own process."""
     name = running_server(place)
-    for pid in resident_server.stop_servers(str(place), every=True):
+    for pid in control.stop_servers(str(place), every=True):
         assert _gone(pid)
     trap = _start_trap(place, [name], 5.0, bind_first=True)
     result = svm(place, "learn", "-v", "0", SMALL / "train.txt", tmp_path / "m")
@@ -814,3 +830,200 @@ def test_a_caller_in_its_own_mount_namespace_reads_and_writes_its_own_files(plac
     assert run.returncode == 0, run.stderr
     assert "m3" in run.stdout and re.search(r"\b4\b", run.stdout), run.stdout
     assert files_in(folder) == ["train.txt"] and len((folder / "train.txt").read_text().splitlines()) == 60
+
+
+# ---- where the worker serves, and whom it leaves to their own processes
+
+SANDBOX = [sys.executable, str(ROOT / "tests" / "sandbox.py")]
+
+
+def _shell_env(folder: Path, **extra) -> dict:
+    """A plain shell's environment: no SVMSTRUCT_RESIDENT, not inside make."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SVMSTRUCT_RESIDENT", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    return {**env, "SVMSTRUCT_RESIDENT_DIR": str(folder), **extra}
+
+
+def test_a_shell_command_runs_in_its_own_process_and_leaves_no_server(place, tmp_path):
+    for _ in range(2):
+        run = subprocess.run([*COMMAND, "learn", "-v", "0", SMALL / "train.txt", tmp_path / "m"], capture_output=True,
+                             text=True, env=_shell_env(place), cwd=ROOT, timeout=300)
+        assert run.returncode == 0, run.stderr
+    time.sleep(0.5)
+    assert files_in(place) == [] and served(place) == 0
+    status = subprocess.run([*COMMAND, "worker", "status"], capture_output=True, text=True, env=_shell_env(place))
+    assert "inside make only" in status.stdout and "no server running" in status.stdout
+
+
+@pytest.mark.slow
+def test_a_makefile_batch_is_served_and_writes_what_its_own_processes_write(place, tmp_path):
+    """The pattern of the README's experiments: learn, classify and eval per C in a Makefile, make -j2."""
+    svmstruct = " ".join(COMMAND)
+    rules = [f"all: {' '.join(f'c{c}.eval' for c in (1, 10, 100))}"]
+    for c in (1, 10, 100):
+        rules += [f"c{c}.model:\n\t{svmstruct} learn -l pairs -c {c} -v 0 {SMALL}/train.txt $@",
+                  f"c{c}.pred: c{c}.model\n\t{svmstruct} classify {SMALL}/test.txt $< $@",
+                  f"c{c}.eval: c{c}.pred\n\t{svmstruct} eval -m map {SMALL}/test.txt $< > $@"]
+    outputs = {}
+    for name, extra in (("own", {"SVMSTRUCT_RESIDENT": "0"}), ("make", {})):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "Makefile").write_text("\n".join(rules) + "\n")
+        run = subprocess.run(["make", "-s", "-j2", "-C", str(folder)], capture_output=True, text=True,
+                             env=_shell_env(place, **extra), timeout=600)
+        assert run.returncode == 0, run.stderr
+        outputs[name] = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != "Makefile"}
+    assert outputs["make"] == outputs["own"] and len(outputs["own"]) == 9
+    assert served(place) >= 4  # the first commands start the server and run in their own processes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", [["setpriv", "--no-new-privs"], [*SANDBOX, "--deny-rename"]],
+                         ids=["no_new_privs", "seccomp"])
+def test_a_sandboxed_caller_runs_its_command_itself(place, tmp_path, sandbox):
+    """no_new_privs or a seccomp filter (here one that fails rename(2)): the command runs in the caller's own process,
+    where the filter holds; -v 2 says why."""
+    if sandbox[0] == "setpriv" and not shutil.which("setpriv"):
+        pytest.skip("needs setpriv")
+    running_server(place)
+    # a caller under another filter of as many rules (which allows everything) may start a server: the rules cannot
+    # be compared, only counted, so that server must not serve a caller under the filter that denies rename
+    svm(place, "--version", command=[*SANDBOX, "--allow-all", *COMMAND])
+    time.sleep(3)
+    before = taken(place)
+    run = svm(place, "learn", "-v", "2", "-l", "map", SMALL / "train.txt", tmp_path / "m", command=[*sandbox, *COMMAND])
+    assert run.returncode != 97, run.stderr
+    assert "running in its own process, not the resident worker's" in run.stderr
+    if "--deny-rename" in sandbox:  # the model cannot be put in place under this filter: exit 4, nothing written
+        assert run.returncode == 4 and "cannot write" in run.stderr and files_in(tmp_path) == [], run.stderr
+    else:
+        assert run.returncode == 0 and (tmp_path / "m").exists()
+    assert taken(place) == before
+
+
+def _landlocked(tmp_path: Path, place: Path, no_nnp: bool) -> list:
+    """A command line in a Landlock domain that may read the interpreter, the package, the shipped data and the
+    system, and write tmp_path/out and the socket directory; nothing else of tmp_path."""
+    path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    readable = [p for p in ("/usr", "/lib", "/lib64", "/bin", "/etc", "/proc", "/dev", sys.base_prefix, sys.prefix,
+                            str(SMALL), *path) if os.path.exists(p)]
+    packages = [os.path.join(p, "svmstruct") for p in (str(ROOT), *path)]  # where numba caches the kernels
+    writable = [str(tmp_path / "out"), str(place), *(p for p in packages if os.path.isdir(p))]
+    return [*SANDBOX, "--landlock-read", ":".join(readable), "--landlock-write", ":".join(writable),
+            *(["--no-nnp"] if no_nnp else []), "--", *COMMAND]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("no_nnp", [False, True], ids=["unprivileged", "root-without-no-new-privs"])
+def test_a_landlocked_caller_reads_and_writes_only_what_its_domain_allows(place, tmp_path, no_nnp):
+    """A private file outside the domain: its own process gets "Permission denied", and so must its command through
+    the worker. Root may enter a domain without no_new_privs: nothing in /proc shows it; the kernel then refuses the
+    caller ptrace's read access to the worker's child, and the command runs in its own process."""
+    if no_nnp and os.geteuid() != 0:
+        pytest.skip("only root may enter a Landlock domain without no_new_privs")
+    if subprocess.run([*SANDBOX, "--landlock-read", "/", "--", "true"]).returncode == 97:
+        pytest.skip("the kernel has no Landlock")
+    (tmp_path / "out").mkdir()
+    private = tmp_path / "private.txt"
+    private.write_bytes((SMALL / "test.txt").read_bytes())
+    model = tmp_path / "out" / "m"
+    assert svm(place, "learn", "-v", "0", "-l", "map", SMALL / "train.txt", model, resident=False).returncode == 0
+    running_server(place)
+    before = served(place)
+    command = _landlocked(tmp_path, place, no_nnp)
+    for through in (False, True):
+        read = svm(place, "classify", "-v", "2", private, model, tmp_path / "out" / "p", command=command,
+                   resident=through)
+        assert read.returncode == 1 and "Permission denied" in read.stderr, read.stderr
+        written = svm(place, "classify", SMALL / "test.txt", model, tmp_path / "escaped", command=command,
+                      resident=through)
+        assert written.returncode == 4 and not (tmp_path / "escaped").exists(), written.stderr
+        allowed = svm(place, "classify", SMALL / "test.txt", model, tmp_path / "out" / "p", command=command,
+                      resident=through)
+        assert allowed.returncode == 0 and (tmp_path / "out" / "p").exists(), allowed.stderr
+    assert taken(place) == before
+
+
+@pytest.mark.slow
+def test_a_background_job_that_reads_the_terminal_is_stopped_by_it(place, tmp_path):
+    """`svmstruct classify - model &` in an interactive shell: the kernel stops a background job that reads its
+    terminal (SIGTTIN); the worker's child, which has no terminal, would take what the user types."""
+    import pty
+    import select
+
+    running_server(place)
+    model = tmp_path / "m"
+    assert svm(place, "learn", "-v", "0", "-l", "map", SMALL / "train.txt", model).returncode == 0
+    pid, terminal = pty.fork()
+    if pid == 0:
+        os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"], {**_env(place), "PS1": "$ "})
+    try:
+        def send(text: str, wait: float = 2.0) -> str:
+            os.write(terminal, text.encode())
+            seen, deadline = b"", time.monotonic() + wait
+            while time.monotonic() < deadline:
+                if select.select([terminal], [], [], 0.1)[0]:
+                    try:
+                        seen += os.read(terminal, 4096)
+                    except OSError:
+                        break
+            return seen.decode(errors="replace")
+
+        send(f"{' '.join(COMMAND)} classify - {model} > {tmp_path}/p &\n", 10)
+        jobs = send("jobs\n", 3)
+        send("1 qid:1 1:0.5\n", 1)
+        assert "Stopped" in jobs or "stopped" in jobs, jobs
+        send("kill -9 %1\nexit\n", 2)
+    finally:
+        os.close(terminal)
+        os.waitpid(pid, 0)
+
+
+@pytest.mark.slow
+def test_a_dependency_edited_in_place_stops_the_server(place):
+    """A file of a dependency the server imported (click's termui.py) edited in place, its metadata untouched."""
+    import click
+
+    running_server(place)
+    (pid,) = server_pids(place)
+    source = Path(click.__file__).with_name("termui.py")
+    info = source.stat()
+    try:
+        os.utime(source, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
+        assert svm(place, "losses").returncode == 0
+        assert _gone(pid) and served(place) == 0
+    finally:
+        os.utime(source, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+@pytest.mark.slow
+def test_a_killed_caller_gets_nothing_more_on_its_streams(place, tmp_path):
+    """SIGKILL ends a process without a word: its command through the worker ends too (no temporary file), and
+    writes nothing more to the caller's stderr (here a file the test reads after)."""
+    data = tmp_path / "slow.dat"
+    slow_training_set(data)
+    running_server(place)
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as stderr:
+        child = subprocess.Popen([*COMMAND, "learn", "-l", "ndcg@10", "-c", "10000", "-v", "1", data, tmp_path / "m"],
+                                 stdout=subprocess.DEVNULL, stderr=stderr, env=_env(place), cwd=ROOT,
+                                 preexec_fn=default_dispositions)
+        deadline = time.monotonic() + 120
+        while "iter    5" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert child.poll() is None and served(place) == 1
+        worker = _last_child(place)
+        child.kill()
+        child.wait(30)
+    assert _gone(worker)
+    lines = log.read_text().splitlines()
+    assert not [line for line in lines if line.startswith("svmstruct:")], lines[-3:]
+    assert files_in(tmp_path) == ["slow.dat", "stderr.txt"]
+
+
+@pytest.mark.parametrize("idle", ["60s", "-1", "nan", "inf"])
+def test_a_malformed_idle_time_is_said_and_starts_no_server(place, tmp_path, idle):
+    for _ in range(2):
+        run = svm(place, "--version", SVMSTRUCT_RESIDENT_IDLE=idle)
+        assert "SVMSTRUCT_RESIDENT_IDLE" in run.stderr and "not used" in run.stderr
+    time.sleep(0.5)
+    assert files_in(place) == []

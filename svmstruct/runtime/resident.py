@@ -1,7 +1,9 @@
 """The resident worker, the caller's side: a command hands itself to a server that has already imported the
 package and loaded its cached kernels, instead of paying that start-up (~0.5 s) in its own process.
 
-The first command of a user starts a server in the background and runs in its own process; later commands
+It serves where that pays and where it can be trusted: inside make (MAKEFLAGS or MAKELEVEL set: a batch of
+commands) or when asked (SVMSTRUCT_RESIDENT=1). A plain shell command runs in its own process and starts no
+server. There, the first command starts a server in the background and runs in its own process; later commands
 connect to the server's Unix socket in the user's private directory and hand over their arguments, working
 directory, umask, environment, signal dispositions and every descriptor they inherited (SCM_RIGHTS). The server
 forks a child per command (svmstruct.runtime.server), which takes all of that and runs the command as a
@@ -15,6 +17,10 @@ process of its own would. Nothing is trusted that the kernel does not vouch for:
   environment read at import time, and the caller's rights (user and groups, capabilities, namespaces, root,
   security label, cgroup, scheduling, niceness, CPU affinity, resource limits); the child also checks the
   caller's I/O priority, and the server that its package files and dependencies are unchanged;
+- a caller in a sandbox whose rules cannot be compared runs its command itself: no_new_privs or a seccomp filter
+  (the marks Landlock, seccomp and bubblewrap need from an unprivileged process), or a kernel that refuses it
+  ptrace's read access to the child (a Landlock domain, an AppArmor or SELinux confinement); so does a
+  background job of a terminal (the kernel stops it when it reads there; the server's child has no terminal);
 - connect and handshake time out after TIMEOUT: a server that does not answer (stopped, swapped out) leaves
   the command to its own process, which also runs whenever anything of this machinery fails before the
   command started.
@@ -24,10 +30,11 @@ and `fg` continues both; signals the caller inherited as ignored stay ignored in
 a signal kills its caller with the same signal; a caller killed outright ends its command (the child sees the
 connection close and terminates as on SIGTERM).
 
-Off (every command in its own process) when SVMSTRUCT_RESIDENT is 0/off/no/false; off Linux on x86-64 or arm64
-(macOS: Accelerate's threads make a forking server unsafe; other machines: see IOPRIO_SYSCALLS); under
-a tracer, profiler or coverage tool (it must see the work); when a standard descriptor is closed; when the
-directory is not private. `svmstruct worker status|stop` shows and stops the servers (docs/worker.md).
+Off (every command in its own process) when SVMSTRUCT_RESIDENT is 0/off/no/false, and outside make unless it is
+1/on/yes/true; off Linux on x86-64 or arm64 (macOS: Accelerate's threads make a forking server unsafe; other
+machines: see IOPRIO_SYSCALLS); under a tracer, profiler or coverage tool (it must see the work); when a standard
+descriptor is closed; when the directory is not private. `svmstruct worker status|stop` shows and stops the
+servers (docs/worker.md).
 """
 from __future__ import annotations
 
@@ -36,10 +43,11 @@ import os
 import sys
 import zlib
 
-SWITCH = "SVMSTRUCT_RESIDENT"  # 0 / off / no / false: no resident worker
+SWITCH = "SVMSTRUCT_RESIDENT"  # 1 / on / yes / true: the worker also outside make; 0 / off / no / false: never
 DIRECTORY = "SVMSTRUCT_RESIDENT_DIR"  # the socket directory (default: $XDG_RUNTIME_DIR/svmstruct, /tmp/svmstruct-UID)
 IDLE = "SVMSTRUCT_RESIDENT_IDLE"  # seconds a server waits for work before it exits
 IDLE_SECONDS = 60.0
+MAX_IDLE_SECONDS = 86400.0
 TIMEOUT = 0.5  # seconds to connect and hand over before the command runs in its own process instead
 PROTOCOL = "svmstruct-resident-2"
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the svmstruct directory this code is in
@@ -61,9 +69,16 @@ _LENGTH_DIGITS = 10
 RETRY_SECONDS = 60.0  # after a server failed to start, callers wait this long before starting another
 
 
+ON, OFF = ("1", "on", "yes", "true"), ("0", "off", "no", "false")  # SVMSTRUCT_RESIDENT's values
+MAKE = ("MAKEFLAGS", "MAKELEVEL")  # set by make for its recipes: a batch of commands
+
+
 def enabled() -> bool:
-    """Whether commands may go through a resident worker (module docstring)."""
-    if os.environ.get(SWITCH, "").strip().lower() in ("0", "off", "no", "false"):
+    """Whether commands may go through a resident worker: asked for (SVMSTRUCT_RESIDENT=1), or inside make,
+    where a batch of commands pays for it, unless turned off; on Linux (x86-64, arm64), unobserved (module
+    docstring)."""
+    value = os.environ.get(SWITCH, "").strip().lower()
+    if value in OFF or (value not in ON and not any(name in os.environ for name in MAKE)):
         return False
     if not sys.platform.startswith("linux") or os.uname().machine not in IOPRIO_SYSCALLS:  # /proc, SO_PEERCRED...
         return False
@@ -79,12 +94,61 @@ def _observed() -> bool:
     return monitoring is not None and any(monitoring.get_tool(tool) is not None for tool in range(6))
 
 
+def idle_seconds() -> float | None:
+    """SVMSTRUCT_RESIDENT_IDLE (default IDLE_SECONDS), or None when it is not a number of seconds in
+    [0, MAX_IDLE_SECONDS]."""
+    text = os.environ.get(IDLE)
+    if text is None or not text.strip():
+        return IDLE_SECONDS
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if 0 <= value <= MAX_IDLE_SECONDS else None  # (nan compares false: refused)
+
+
+def unsandboxed() -> str | None:
+    """Why this process must run its command itself although the worker is on (None: it may hand it over): it
+    set no_new_privs or has a seccomp filter, the marks of a sandbox (Landlock, seccomp, bubblewrap...) whose
+    rules the worker cannot compare with its own; or it reads or writes a terminal whose foreground job it is
+    not (a background job must stop there, and the worker's child would not: it has no terminal)."""
+    with open("/proc/self/status", "rb") as f:
+        fields = dict(line.split(b":", 1) for line in f.read().splitlines() if b":" in line)
+    if fields.get(b"NoNewPrivs", b"0").strip() != b"0":
+        return "it runs with no_new_privs (a sandbox's mark)"
+    if fields.get(b"Seccomp", b"0").strip() != b"0":
+        return "it runs under a seccomp filter"
+    for fd in (0, 1, 2):
+        try:
+            if os.isatty(fd) and os.tcgetpgrp(fd) != os.getpgrp():
+                return "it is a background job of its terminal"
+        except OSError:  # not our controlling terminal: nothing would stop this process there either
+            pass
+    return None
+
+
+def _say_why(args: list, why: str) -> None:
+    """At -v 2 and above, one line: why this command runs in its own process although the worker is on."""
+    levels = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-v"] + [a[2:] for a in args if
+                                                                              a.startswith("-v") and a != "-v"]
+    if levels and levels[-1] in ("2", "3"):
+        sys.stderr.write(f"svmstruct: running in its own process, not the resident worker's: {why}\n")
+
+
 def run(args: list) -> int | None:
     """Run `svmstruct ARGS` through the resident worker: its exit status, or None when it did not run (the
     caller runs it in its own process; a server is started for the next command when none is running)."""
     if not enabled():
         return None
+    if idle_seconds() is None:
+        sys.stderr.write(f"svmstruct: warning: {IDLE}={os.environ[IDLE]!r} is not a number of seconds from 0 to "
+                         f"{MAX_IDLE_SECONDS:.0f}: the resident worker is not used\n")
+        return None
     try:
+        why = unsandboxed()
+        if why is not None:
+            _say_why(args, why)
+            return None
         place = open_directory()
     except (OSError, ValueError):
         return None
@@ -222,6 +286,10 @@ def _hand_over(connection, caller_key: str, args: list, descriptors: list) -> in
         child = _ready_child(connection)
         if child is None:
             return None
+        if not _may_inspect(child):
+            _say_why(args, "the kernel does not let it inspect the worker's process (a sandbox such as Landlock, "
+                           "or a security module's confinement)")
+            return None
         pidfd = _pidfd(child)
         relayed = [getattr(_signal, name) for name in (*FORWARDED, *_STOPS, "SIGCONT")]
         held = _signal.pthread_sigmask(_signal.SIG_BLOCK, relayed)  # none lost between `G` and the forwarding
@@ -271,6 +339,18 @@ def _ready_child(connection) -> int | None:
             if uid != os.geteuid():
                 return None
     return pid if data == b"P" and pid else None  # 0: a process this one cannot see
+
+
+def _may_inspect(pid: int) -> bool:
+    """The kernel lets this process read the namespaces of the child that would run its command, as it may read
+    its own: ptrace's read access, which every security module checks. A process in a Landlock domain (invisible in
+    /proc) or confined by AppArmor or SELinux is refused for a process outside its confinement: its command must
+    run where its confinement holds, in its own process."""
+    try:
+        os.readlink(f"/proc/{pid}/ns/mnt")
+        return True
+    except OSError:
+        return False
 
 
 def _pidfd(pid: int) -> int | None:

@@ -80,7 +80,8 @@ class Server:
             self.key = self.expected
             to_load = _preload()  # loaded between commands, after the socket is up
             _io_priority(0)  # ctypes loaded here, not in every child
-            self.installation = installation()
+            self.modules = loaded_files()
+            self.installation = installation(self.modules)
             self.say(f"imported in {time.perf_counter() - started:.2f} s")
             import gc
 
@@ -119,7 +120,8 @@ class Server:
         poller = select.poll()
         poller.register(listener.fileno(), select.POLLIN)
         poller.register(wake_read, select.POLLIN)
-        idle = float(os.environ.get(resident.IDLE, resident.IDLE_SECONDS))
+        idle = resident.idle_seconds()
+        idle = resident.IDLE_SECONDS if idle is None else idle  # (callers start no server with a bad one)
         last = time.monotonic()
         while not self.stopping:
             wait = 0.0 if to_load else None if self.children else max(0.0, last + idle - time.monotonic())
@@ -152,7 +154,7 @@ class Server:
         if _peer(connection)[1] != os.geteuid():  # not this user (the directory keeps others out; this also)
             connection.close()
             return True
-        if installation() != self.installation:
+        if installation(self.modules) != self.installation:
             self.say("stopped: the package or a dependency changed")
             connection.close()
             return False
@@ -257,18 +259,32 @@ def _safe_to_fork() -> bool:
     return threading.active_count() == 1 and not parallel._is_initialized
 
 
-def installation() -> tuple:
-    """What this server's code is: every file of the package (size, modification and change times, inode) and the
-    metadata of its dependencies (an upgrade replaces them). A server whose installation changed stops."""
+def installation(modules: tuple = ()) -> tuple:
+    """What this server's code is: every file of the package (size, modification and change times, inode), the files
+    of the other MODULES it loaded (a dependency edited in place) and the metadata of its dependencies (an upgrade
+    replaces them). A server whose installation changed stops."""
     package = resident.PACKAGE
     files = []
     for folder, subfolders, names in os.walk(package):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for name in sorted(names):
-            info = os.stat(os.path.join(folder, name))
-            files.append((os.path.relpath(os.path.join(folder, name), package), info.st_size, info.st_mtime_ns,
-                          info.st_ctime_ns, info.st_ino))
-    return tuple(files), tuple(_dependency(name) for name in DEPENDENCIES)
+            files.append((os.path.relpath(os.path.join(folder, name), package), *_stamp(os.path.join(folder, name))))
+    return tuple(files), tuple(_stamp(path) for path in modules), tuple(_dependency(name) for name in DEPENDENCIES)
+
+
+def _stamp(path: str) -> tuple:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return ("gone",)
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino
+
+
+def loaded_files() -> tuple:
+    """The files of the modules this process has loaded from outside the package (its dependencies' code)."""
+    package = resident.PACKAGE + os.sep
+    found = {getattr(module, "__file__", None) for module in list(sys.modules.values())}
+    return tuple(sorted(f for f in found if isinstance(f, str) and not f.startswith(package) and os.path.isfile(f)))
 
 
 _METADATA: dict = {}  # dependency -> the path of its metadata file (found once)
@@ -553,7 +569,10 @@ def _watch(connection, done, term_ignored: bool) -> None:
         connection.recv(1)
     except OSError:
         pass
-    if not done.is_set():
+    if not done.is_set():  # the caller was killed: nothing more reaches its output or its terminal, as for its own
+        null = os.open(os.devnull, os.O_WRONLY)  # process (the run still ends as SIGTERM ends it: no file left)
+        for fd in (1, 2):
+            os.dup2(null, fd)
         os.kill(os.getpid(), signal.SIGKILL if term_ignored else signal.SIGTERM)
 
 
@@ -582,115 +601,3 @@ def _run_command(command, args: list, connection, term_ignored: bool) -> int:
     except OSError:
         code = code or 120  # the interpreter's status when its final flush of stdout fails
     return code
-
-
-def servers(place: int, every: bool = False) -> list:
-    """The running servers in the directory open as PLACE: (pid, lock file name, package, started) of this
-    installation's (every=True: of every installation of this user)."""
-    package = resident.PACKAGE
-    found = []
-    for entry in sorted(os.listdir(place)):
-        if not (entry.startswith("w-") and entry.endswith(".lock")):
-            continue
-        try:
-            lock = os.open(entry, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW, dir_fd=place)
-        except OSError:
-            continue
-        try:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                continue  # nobody holds it: no server
-            except OSError:
-                pass
-            lines = os.read(lock, 1 << 16).decode(errors="replace").splitlines()
-        finally:
-            os.close(lock)
-        if len(lines) >= 4 and lines[0].isdigit() and (every or lines[1] == package):
-            found.append((int(lines[0]), entry, lines[1], float(lines[3])))
-    return found
-
-
-def stop_servers(folder: str | None = None, every: bool = False) -> list:
-    """Stop this installation's servers in FOLDER (default: the user's socket directory; every=True: those of
-    every installation): the pids signalled."""
-    place = _open_folder(folder)
-    if place is None:
-        return []
-    try:
-        stopped = []
-        for pid, _, _, _ in servers(place, every):
-            if _is_server(pid):
-                _signal_child(pid, signal.SIGTERM)
-                stopped.append(pid)
-        return stopped
-    finally:
-        os.close(place)
-
-
-def _open_folder(folder: str | None) -> int | None:
-    if folder is None:
-        try:
-            return resident.open_directory()
-        except OSError:
-            return None
-    try:
-        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return None
-
-
-def _is_server(pid: int) -> bool:
-    """PID is a resident server of this user (not a process that took the pid of one that ended)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().endswith(b"svmstruct-resident-worker\0") and os.stat(f"/proc/{pid}").st_uid == os.geteuid()
-    except OSError:
-        return False
-
-
-def manage(args: list) -> int:
-    """`svmstruct worker [status|stop] [--all]`."""
-    if "-h" in args or "--help" in args:
-        print("usage: svmstruct worker [status|stop] [--all]\n\n  status  the resident worker: on or off, its "
-              "socket directory, this installation's servers (--all: every installation's)\n  stop    stop "
-              "them (each ends after its running commands; a new one starts with the next command)")
-        return 0
-    every = "--all" in args
-    words = [a for a in args if a != "--all"]
-    if words not in ([], ["status"], ["stop"]) or any(a.startswith("-") and a != "--all" for a in args):
-        sys.stderr.write("usage: svmstruct worker [status|stop] [--all]\n")
-        return 2
-    if words == ["stop"]:
-        stopped = stop_servers(every=every)
-        print(f"stopped {len(stopped)} resident worker{'s' if len(stopped) != 1 else ''}"
-              + (f" (pid {', '.join(map(str, stopped))})" if stopped else ""))
-        return 0
-    place = _open_folder(None)
-    if place is None:
-        print(f"resident worker: off (the socket directory is not private to this user){_switch_note()}")
-        return 0
-    try:
-        found = servers(place, every)
-        directory = os.readlink(f"/proc/self/fd/{place}")
-    finally:
-        os.close(place)
-    print(f"resident worker: {'off' if not resident.enabled() else 'on'}{_switch_note()}; sockets in {directory}")
-    for pid, lock, package, started in found:
-        print(f"  pid {pid}: {lock[:-5]}.sock, {package}, up {time.time() - started:.0f} s, {_memory(pid)}")
-    if not found:
-        print("  no server running")
-    return 0
-
-
-def _switch_note() -> str:
-    value = os.environ.get(resident.SWITCH)
-    return f" ({resident.SWITCH}={value})" if value is not None else ""
-
-
-def _memory(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            rss = [line.split()[1] for line in f if line.startswith("VmRSS:")]
-        return f"{int(rss[0]) / 1024:.0f} MB resident" if rss else "memory unknown"
-    except OSError:
-        return "memory unknown"
