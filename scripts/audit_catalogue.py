@@ -92,9 +92,35 @@ CASES = [
     ("eval: write-qrels over the test file", "$SVM eval --write-qrels test.txt test.txt pred", FAIL),
     ("qrels: binary file", "$SVM qrels binary.txt", FAIL),
     ("worker: unknown subcommand", "$SVM worker nonsense", FAIL),
+    ("worker: idle time '60s'", "SVMSTRUCT_RESIDENT_IDLE=60s $SVM eval -m map test.txt pred", OK),
+    ("worker: idle time nan", "SVMSTRUCT_RESIDENT_IDLE=nan $SVM eval -m map test.txt pred", OK),
+    ("learn: -l ''", "$SVM learn -v 0 -l '' train.txt m.out", FAIL),
+    ("learn: resume a compressed checkpoint", "$SVM learn -v 0 -l map -c 100 --checkpoint bomb.ckpt --resume train.txt "
+     "m.out", FAIL),
+    ("learn: over a compressed checkpoint", "$SVM learn -v 0 -l map -c 100 --checkpoint bomb.ckpt train.txt m.out",
+     FAIL),
+    ("learn: resume a nested signature", "$SVM learn -v 0 -l map -c 100 --checkpoint deep.ckpt --resume train.txt "
+     "m.out", FAIL),
+    ("classify: a model naming a module beside it", "PYTHONPATH=. $SVM classify mc.svm evil.model", FAIL),
+    ("classify: the same with python -m", "PYTHONPATH=. $PY -m svmstruct classify mc.svm evil.model", FAIL),
+    ("classify: a model naming this:X", "$SVM classify mc.svm this.model", FAIL),
+    ("classify: a model naming venv.__main__:X", "$SVM classify mc.svm venv.model", FAIL),
+    ("classify: a model naming .x:Y", "$SVM classify mc.svm relative.model", FAIL),
+    ("classify: --problem not the model's", "PYTHONPATH=. $SVM classify --problem evil:X mc.svm mc.model", FAIL),
+    ("classify: edited features of a problem", "$SVM classify mc.svm features.model", FAIL),
+    ("classify: classes 2147483647", "$SVM classify mc.svm classes.model", FAIL),
+    ("classify: /dev/stdout appended", "echo first > all.pred && $SVM classify test.txt model /dev/stdout >> all.pred "
+     "&& head -1 all.pred | grep -qx first", OK),
+    ("classify: /dev/stdout into a pipe", "set -o pipefail; $SVM classify test.txt model /dev/stdout | cat > /dev/null",
+     OK),
+    ("classify: /dev/fd/5 of a deleted file", "exec 5> x && rm x && $SVM classify test.txt model /dev/fd/5", OK),
+    *([("classify: another user's link in a sticky folder", "$SVM classify test.txt model sticky/r.pred", FAIL),
+       ("learn: another user's link in a sticky folder", "$SVM learn -v 0 train.txt sticky/r.pred", FAIL)]
+      if os.geteuid() == 0 else []),
 ]
+FORBIDDEN = ["pwned.txt", "x (deleted)", "venv/pyvenv.cfg", "pyvenv.cfg"]  # what no case may create
 KEEP = ["train.txt", "test.txt", "model", "pred", "notes.txt", "array.npy", "cut.model", "cut.svl", "nothreshold.model",
-        "huge.model", "overflow.svl", "div.svm", "div.qrels", "hashed.svl"]
+        "huge.model", "overflow.svl", "div.svm", "div.qrels", "hashed.svl", "bomb.ckpt", "deep.ckpt", "secret"]
 
 
 def prepare(folder: Path) -> None:
@@ -147,6 +173,45 @@ def prepare(folder: Path) -> None:
                                        "1 qid:2 5:0.5 2147483647:1\n0 qid:2 10000000:1\n")
     subprocess.run([SVM, "learn", "-l", "errorrate", "-v", "0", "--format", "svmlight", "hashed.txt", "hashed.svl"],
                    cwd=folder, env=env, check=True)
+    prepare_trust(folder, env)
+
+
+def prepare_trust(folder: Path, env: dict) -> None:
+    """The files of the trust cases: problem models that name modules or lie about their options, checkpoints
+    crafted to cost memory, another user's link in a sticky folder (as root)."""
+    import numpy as np
+
+    (folder / "mc.svm").write_text("".join(f"{1 + i % 3} 1:{i % 5} 2:{(i * 7) % 3} 3:{i % 2}\n" for i in range(60)))
+    subprocess.run([SVM, "learn", "--problem", "multiclass", "-c", "10", "-v", "0", "mc.svm", "mc.model"], cwd=folder,
+                   env=env, check=True)
+    text = (folder / "mc.model").read_text()
+    loss = next(line for line in text.splitlines() if line.startswith("loss "))
+    for name, spec in (("evil", "evil:X"), ("this", "this:X"), ("venv", "venv.__main__:X"), ("relative", ".x:Y")):
+        (folder / f"{name}.model").write_text(text.replace(loss, f"loss {spec}"))
+    (folder / "evil.py").write_text("import os\nos.system('id > pwned.txt')\nclass X:\n    pass\n")
+    (folder / "features.model").write_text(text.replace("option.features 3", "option.features 2"))
+    (folder / "classes.model").write_text(text.replace("option.classes 3", "option.classes 2147483647"))
+    subprocess.run([SVM, "learn", "-l", "map", "-c", "100", "-#", "3", "--checkpoint", "run.ckpt", "-v", "0",
+                    "train.txt", "stopped.model"], cwd=folder, env=env, check=True, capture_output=True)
+    with np.load(folder / "run.ckpt") as saved:
+        state = {key: saved[key] for key in saved.files}
+    with open(folder / "bomb.ckpt", "wb") as f:
+        np.savez_compressed(f, **{**state, "A": np.zeros((1_000_000, state["A"].shape[1]))})
+    with open(folder / "deep.ckpt", "wb") as f:
+        np.savez(f, **{**state, "signature": np.asarray("[" * 100_000 + "]" * 100_000)})
+    (folder / "secret").write_text("root's\n")
+    (folder / "secret").chmod(0o600)
+    if os.geteuid() == 0:
+        (folder / "sticky").mkdir()
+        (folder / "sticky").chmod(0o1777)
+        os.symlink("../secret", folder / "sticky" / "r.pred")
+        plant(folder)
+
+
+def plant(folder: Path) -> None:
+    """The link in the sticky folder belongs to another user (a copy of the folder makes it root's again)."""
+    if (folder / "sticky").exists():
+        os.lchown(folder / "sticky" / "r.pred", 54321, 54321)
 
 
 def snapshot(folder: Path) -> dict:
@@ -155,9 +220,11 @@ def snapshot(folder: Path) -> dict:
 
 def run_case(folder: Path, command: str, through: bool) -> tuple:
     env = {**os.environ, "SVMSTRUCT_RESIDENT": "1" if through else "0"}
-    done = subprocess.run(["bash", "-c", command.replace("$SVM", SVM)], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=600)
-    return done.returncode, done.stdout, done.stderr
+    done = subprocess.run(["bash", "-c", command.replace("$SVM", SVM).replace("$PY", sys.executable)], cwd=folder,
+                          env=env, capture_output=True, text=True, timeout=600)
+    about_the_worker = "svmstruct: warning: SVMSTRUCT_RESIDENT"  # said only where the worker would serve
+    return done.returncode, done.stdout, "".join(line for line in done.stderr.splitlines(True)
+                                                 if not line.startswith(about_the_worker))
 
 
 def classify(result: tuple, expected: str, kept: bool) -> str:
@@ -190,11 +257,12 @@ def main():
             for through in (True, False):
                 with tempfile.TemporaryDirectory() as tmp:
                     folder = Path(tmp) / "case"
-                    shutil.copytree(template, folder)
+                    shutil.copytree(template, folder, symlinks=True)
+                    plant(folder)
                     before = snapshot(folder)
                     results[through] = run_case(folder, command, through)
                     kept = all((folder / n).exists() and (folder / n).read_bytes() == data for n, data in
-                               before.items())
+                               before.items()) and not any((folder / n).exists() for n in FORBIDDEN)
                     label = classify(results[through], expected, kept)
                 way = "worker" if through else "own process"
                 counts[(way, label)] = counts.get((way, label), 0) + 1
@@ -204,9 +272,9 @@ def main():
             if results[True] != results[False]:
                 counts[("both", "different ways")] = counts.get(("both", "different ways"), 0) + 1
                 bad.append(f"{'both':<11} {'different ways':<22} {name}: {results[True][0]} / {results[False][0]}")
-        from svmstruct.runtime import server
+        from svmstruct.runtime import control
 
-        server.stop_servers(sockets, every=True)
+        control.stop_servers(sockets, every=True)
     print(f"{len(cases)} cases, each through the resident worker and in its own process")
     for (way, label), n in sorted(counts.items()):
         print(f"  {way:<11} {label:<22} {n}")

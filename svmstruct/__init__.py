@@ -23,6 +23,20 @@ for _variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("KMP_BLOCKTIME", "0")
 
+
+def _numba_cache() -> None:
+    """A writable place for numba's compiled kernels, also where the installation and the home are read-only."""
+    import sys
+
+    from svmstruct.runtime import numba_cache
+
+    notice = numba_cache.ensure()
+    if notice:
+        sys.stderr.write(notice + "\n")
+
+
+_numba_cache()
+
 __version__ = "0.3.0"
 
 _EXPORTS = {

@@ -110,8 +110,8 @@ def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: It
     outline, eps = prepared.outline, settings.epsilon_for(loss)
     start = None
     if settings.resume is not None:
-        start = LoopState.from_arrays(settings.resume, outline.n, outline.dim, settings.grid[0],
-                                      eps * outline.epsilon_scale)
+        start = LoopState.from_arrays(settings.resume.arrays(outline.n, outline.dim), outline.n, outline.dim,
+                                      settings.grid[0], eps * outline.epsilon_scale)
     for C in settings.grid:
         result = loop.optimise(source.evaluator(prepared), outline, C, eps, settings.max_iterations, start=start,
                                 callbacks=callbacks)
@@ -184,7 +184,7 @@ def problem(data: Dataset, loss: str = "errorrate", **options: Any):
     return spec.build(data, opts)
 
 
-def fit(data: Dataset, loss: str = "errorrate", C: float = 1.0, epsilon: float | None = None,
+def fit(data: Dataset, loss: str = "errorrate", C: float | None = None, epsilon: float | None = None,
         max_iterations: int = MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
         normalize: str = "none", kernel: nystroem.Spec | None = None, **options: Any) -> model.Model:
     """Train a model on a Dataset (svmstruct.read_svmlight) with the loss called `loss` (a name of
@@ -199,7 +199,7 @@ def fit(data: Dataset, loss: str = "errorrate", C: float = 1.0, epsilon: float |
     return train_run(run, LocalSource(data, run.kernel), progress)
 
 
-def fit_problem(problem, examples: list, C: float = 1.0, epsilon: float | None = None,
+def fit_problem(problem, examples: list, C: float, epsilon: float | None = None,
                 max_iterations: int = MAX_ITERATIONS, rescaling: int = 2,
                 progress: Callable[[dict], None] | None = None, callbacks: Iterable = ()) -> model.Model:
     """Train a structured problem of yours (svmstruct.problems.StructuredProblem: Psi, Delta, the oracle) on
@@ -223,7 +223,7 @@ def train_run(run: CheckedRun, source, progress: Callable[[dict], None] | None =
     return next(train_grid(source, run.loss, run.opts, run.settings, callbacks))
 
 
-def fit_shards(paths: list, loss: str = "pairs", C: float = 1.0, *, client=None, workers: int | None = None,
+def fit_shards(paths: list, loss: str = "pairs", C: float | None = None, *, client=None, workers: int | None = None,
                scheduler: str | None = None, progress: Callable[[dict], None] | None = None,
                **keywords: Any) -> model.Model:
     """fit on shard files read by Dask workers (svmstruct.train.distributed): on `client` (a distributed.Client

@@ -51,15 +51,11 @@ def build_cli() -> click.Group:
     """The command group, with `learn`'s loss options generated from the registry as it is now."""
 
     @click.group(cls=_Commands, factories={"learn": _learn, "classify": _classify, "eval": _eval, "qrels": _qrels,
-                                           "div-baseline": _div_baseline, "losses": _losses},
+                                           "div-baseline": _div_baseline, "losses": _losses, "worker": _worker},
                  context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(version=__version__, prog_name="svmstruct")
     def cli():
-        """Structural SVMs that optimise the measure you are judged by (1-slack cutting plane, OSQP, numba).
-
-        `svmstruct worker [status|stop] [--all]` shows or stops the resident worker that runs these commands
-        without their start-up (docs/worker.md).
-        """
+        """Structural SVMs that optimise the measure you are judged by (1-slack cutting plane, OSQP, numba)."""
 
     return cli
 
@@ -101,6 +97,21 @@ def _losses() -> click.Command:
     return losses.command()
 
 
+def _worker() -> click.Command:
+    @click.command(name="worker", add_help_option=False,
+                   context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def worker(args):
+        """Show or stop the resident worker that serves commands inside make: status, stop [--all]."""
+        from svmstruct.runtime import control
+
+        code = control.manage(list(args))
+        if code:
+            raise SystemExit(code)
+
+    return worker
+
+
 def main(argv=None) -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback."""
     code = 0
@@ -137,6 +148,11 @@ def main(argv=None) -> None:
         code = 141
     except MemoryError:
         code = _error("out of memory", 1)
+    except RuntimeError as e:
+        if "cannot cache function" not in str(e):  # numba: no writable place for its cache (runtime.numba_cache)
+            raise
+        code = _error("no writable folder for numba's compiled kernels (beside the package, ~/.cache/numba or the "
+                      "temporary folder): set NUMBA_CACHE_DIR to one", 1)
     except OSError as e:  # a write to stdout that no OutputError covers (--help to a full device)
         _silence_stdout()
         code = _error(f"cannot write to the standard output: {e.strerror or e}", 4)

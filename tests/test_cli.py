@@ -156,7 +156,7 @@ def test_after_the_warm_up_no_command_compiles(tmp_path):
              ["eval", "-m", "all", SMALL / "test.txt", tmp_path / "0.pred"]]
     (tmp_path / "tags.txt").write_text("".join(f"{1 + (q * t) % 4} qid:{q} 1:{q / 7:.3f} 3:{t / 5:.3f}\n"
                                                for q in range(1, 9) for t in range(1, 7)))
-    runs += [["learn", "--problem", problem, "-v", "0", tmp_path / "tags.txt", tmp_path / f"{problem}.model"]
+    runs += [["learn", "--problem", problem, "-c", "1", "-v", "0", tmp_path / "tags.txt", tmp_path / f"{problem}.model"]
              for problem in ("multiclass", "hmm")]
     for args in runs:
         run = subprocess.run([sys.executable, "-m", "svmstruct", *map(str, args)], capture_output=True, text=True,

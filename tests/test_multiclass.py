@@ -96,5 +96,5 @@ def test_learn_and_classify_multiclass_from_the_command_line(digits, tmp_path):
     assert trained.options["classes"] == "10" and trained.options["features"] == "64"
     bad = tmp_path / "bad"
     bad.write_text("1 1:0.5\n0 2:1\n")
-    run = invoke_here("learn", "--problem", "multiclass", "-v", "0", bad, tmp_path / "m2")
+    run = invoke_here("learn", "--problem", "multiclass", "-c", "1", "-v", "0", bad, tmp_path / "m2")
     assert run.returncode == 1 and f"{bad}:2: class 0 is not one of 1, 2" in run.stderr

@@ -84,8 +84,8 @@ def test_each_rescaling_reaches_its_own_optimum(rescaling):
 
 def test_slack_rescaling_needs_the_problems_slack_oracle():
     with pytest.raises(UsageError, match="no slack-rescaling oracle"):
-        svmstruct.fit_problem(MarginOnly(), examples(np.random.default_rng(0)), rescaling=1)
-    assert svmstruct.fit_problem(MarginOnly(), examples(np.random.default_rng(0)), rescaling=2).result.converged
+        svmstruct.fit_problem(MarginOnly(), examples(np.random.default_rng(0)), C=1.0, rescaling=1)
+    assert svmstruct.fit_problem(MarginOnly(), examples(np.random.default_rng(0)), C=1.0, rescaling=2).result.converged
 
 
 def write(path, data):
@@ -168,9 +168,9 @@ def test_a_problem_of_yours_through_the_resident_worker(tmp_path):
     train = write(tmp_path / "train", examples(np.random.default_rng(6), 30))
     env = {"PYTHONPATH": str(ROOT / "tests")}
     args = ["learn", "--problem", SPEC, "-c", "10", "-v", "0", train]
-    served = invoke(*args, tmp_path / "served", env=env)
-    own = invoke(*args, tmp_path / "own", env=env, own=True)
+    served = invoke(*args, tmp_path / "served", env=env, worker=True)
+    own = invoke(*args, tmp_path / "own", env=env)
     assert served.returncode == 0 and own.returncode == 0, served.stderr + own.stderr
     assert (tmp_path / "served").read_bytes() == (tmp_path / "own").read_bytes()
-    classified = invoke("classify", train, tmp_path / "served", tmp_path / "pred", env=env)
+    classified = invoke("classify", "--problem", SPEC, train, tmp_path / "served", tmp_path / "pred", env=env)
     assert classified.returncode == 0 and len((tmp_path / "pred").read_text().splitlines()) == 30

@@ -189,8 +189,9 @@ def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_nam
     problem = loss.build(dataset, opts)
     outline = Outline.of(problem)
 
-    def resumed_from(arrays, C):
-        return LoopState.from_arrays(arrays, outline.n, outline.dim, C, eps * outline.epsilon_scale)
+    def resumed_from(saved, C):
+        return LoopState.from_arrays(saved.arrays(outline.n, outline.dim), outline.n, outline.dim, C,
+                                     eps * outline.epsilon_scale)
 
     resumed = loop.train(problem, C, eps, start=resumed_from(checkpoint.load(path, {"run": loss_name}), C))
     assert resumed.converged and resumed.iterations == whole.iterations + (len(states[-1]["cuts"]) == 0)

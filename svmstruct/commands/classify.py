@@ -8,7 +8,7 @@ from svmstruct.errors import UsageError
 from svmstruct.options import SCORE_FORMATS
 
 
-def classify_command(output_format, tag, verbosity, test_file, model_file, output):
+def classify_command(output_format, tag, verbosity, problem, test_file, model_file, output):
     """Score TEST_FILE with MODEL_FILE (ours or svm_light/svm_perf/svm_rank's); write to OUTPUT (default stdout)."""
     import numpy as np
 
@@ -23,8 +23,10 @@ def classify_command(output_format, tag, verbosity, test_file, model_file, outpu
     if trained.loss.count(":") == 1 and trained.format == "svmstruct":  # a structured problem's (MODULE:CLASS)
         from svmstruct import problems
 
-        files.write_output(output, problems.classify(trained, test_file))
+        files.write_output(output, problems.classify(trained, test_file, problem, files.display_name(model_file)))
         return
+    if problem is not None:
+        raise UsageError(f"--problem {problem}: the model is not of a structured problem (its loss is {trained.loss})")
     loss = losses.REGISTRY.get(trained.loss)
     formats = loss.formats if loss else SCORE_FORMATS
     fmt = output_format or formats[0]
@@ -60,6 +62,9 @@ def command() -> click.Command:
         click.option("--tag", type=Tag(), default="svmstruct", show_default=True, help="Run tag of the TREC format."),
         click.option("-v", "verbosity", type=Integer(0, 3), default=0,
                      help="1: print a line of statistics on stderr."),
+        click.option("--problem", metavar="MODULE:CLASS", default=None,
+                     help="The model's structured problem when it is yours (not one of svmstruct's): its module is "
+                          "imported, and so runs, only when named here; it must be the model's."),
         THREADS_OPTION,
         click.argument("test_file"),
         click.argument("model_file"),

@@ -1,19 +1,21 @@
 """Opening inputs and writing outputs, so that nothing is lost or half-written.
 
-`-` is stdin or stdout. Outputs to regular files are written atomically (a temporary file in the same
-directory, then a rename): an interrupted or failed run leaves no partial file and no temporary file.
-An output that is not a regular file (a device such as /dev/null, a FIFO, /dev/stdout) is written in
-place; a symlink is followed and its target replaced. Write errors (disk full, permissions) raise
-OutputError; stdout is written with its return count checked, so an unbuffered pipe is never silently
+`-` is stdin or stdout; /dev/stdout, /dev/stderr and /dev/fd/N are written through their descriptors, at their
+offsets (`classify t m /dev/stdout >> all.pred` appends). Outputs to regular files are written atomically (an
+unnamed file in the same directory, linked in place when complete): an interrupted or failed run leaves no
+partial file and no temporary file. An output that is not a regular file (a device such as /dev/null, a FIFO) is
+written in place. A symlink is followed and its target replaced, where the kernel's fs.protected_symlinks would
+follow it (not another user's link in a sticky world-writable directory such as /tmp). Write errors (disk full,
+permissions) raise OutputError; every write's count is checked, so an unbuffered pipe is never silently
 truncated.
 """
 from __future__ import annotations
 
+import errno
 import gzip
 import os
 import stat
 import sys
-import tempfile
 from typing import BinaryIO
 
 from svmstruct.errors import InputError, OutputError
@@ -60,28 +62,117 @@ def display_name(path: str) -> str:
 
 def check_writable(path: str) -> None:
     """Fail now, before any work, if `path` cannot be written (OutputError)."""
-    if path == STDIO:
+    if path == STDIO or descriptor_of(path) is not None:
+        number = 1 if path == STDIO else descriptor_of(path)
         try:
-            sys.stdout.fileno()  # a closed stdout (svmstruct.cli) raises its OutputError here
+            if path == STDIO:
+                sys.stdout.fileno()  # a closed stdout (svmstruct.cli) raises its OutputError here
+            else:
+                os.fstat(number)  # type: ignore[arg-type]
         except OutputError:
             raise
-        except (AttributeError, OSError, ValueError):  # not a real file (a test runner's buffer): writable
+        except OSError as e:
+            raise OutputError(f"cannot write: {e.strerror}", path) from None
+        except (AttributeError, ValueError):  # not a real file (a test runner's buffer): writable
             pass
         return
-    target = os.path.realpath(path)
-    if os.path.isdir(target):
-        raise OutputError("is a directory", path)
     if path.endswith(os.sep):  # `learn data newdir/`: a directory was meant, and there is none
+        if os.path.isdir(path):
+            raise OutputError("is a directory", path)
         raise OutputError("cannot write: Not a directory", path)
-    if os.path.exists(target) and not _is_regular(target):
-        if not os.access(target, os.W_OK):
+    directory, name = resolve(path)
+    try:
+        try:
+            info = os.stat(name, dir_fd=directory, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            raise OutputError("is a directory", path)
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            if not os.access(name, os.W_OK, dir_fd=directory):
+                raise OutputError("cannot write: permission denied", path)
+            return
+        if not os.access(".", os.W_OK | os.X_OK, dir_fd=directory):
             raise OutputError("cannot write: permission denied", path)
-        return
-    directory = os.path.dirname(target) or "."
-    if not os.path.isdir(directory):
-        raise OutputError(f"cannot write: no directory {os.path.dirname(path) or '.'}", path)
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise OutputError("cannot write: permission denied", path)
+    finally:
+        os.close(directory)
+
+
+def descriptor_of(path: str) -> int | None:
+    """The descriptor an output path names (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), or None: such an
+    output is written through the descriptor, at its offset (`>> all.pred` appends), as a shell writes to it."""
+    names = {"/dev/stdout": 1, "/dev/stderr": 2}
+    if path in names:
+        return names[path]
+    for prefix in ("/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/"):
+        rest = path[len(prefix):] if path.startswith(prefix) else ""
+        if rest.isdigit() and rest.isascii():
+            return int(rest)
+    return None
+
+
+MAX_SYMLINKS = 40  # as the kernel's path walk (ELOOP beyond)
+
+
+def resolve(path: str) -> tuple:
+    """(a descriptor of the directory an output's entry is in, the entry's name), the symlinks on the way followed
+    only where the kernel's fs.protected_symlinks would follow them: a link in a sticky world-writable directory
+    (/tmp) whose owner is neither this user nor the directory's is refused (OutputError). Every step goes through
+    the descriptor of the one before, so that nothing renamed meanwhile redirects the output; the caller closes the
+    descriptor."""
+    directory = os.open("/" if path.startswith("/") else ".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    pending = [part for part in path.split("/") if part not in ("", ".")]
+    links = 0
+    try:
+        while pending:
+            part = pending.pop(0)
+            try:
+                info = os.stat(part, dir_fd=directory, follow_symlinks=False)
+            except FileNotFoundError:
+                if not pending:
+                    return directory, part
+                raise OutputError(f"cannot write: no directory {os.path.dirname(path) or '.'}", path) from None
+            if stat.S_ISLNK(info.st_mode):
+                _check_link(info, os.fstat(directory), path)
+                links += 1
+                if links > MAX_SYMLINKS:
+                    raise OutputError("cannot write: too many levels of symbolic links", path)
+                target = os.readlink(part, dir_fd=directory)
+                if target.startswith("/"):
+                    directory = _step(directory, "/")
+                pending[:0] = [p for p in target.split("/") if p not in ("", ".")] or ([] if pending else ["."])
+                continue
+            if not pending and not stat.S_ISDIR(info.st_mode):
+                return directory, part
+            if not stat.S_ISDIR(info.st_mode):
+                raise OutputError(f"cannot write: no directory {os.path.dirname(path) or '.'}", path)
+            if not pending:
+                return directory, part
+            directory = _step(directory, part)
+        return directory, "."
+    except OSError as e:
+        os.close(directory)
+        raise OutputError(f"cannot write: {e.strerror}", path) from None
+    except BaseException:
+        os.close(directory)
+        raise
+
+
+def _step(directory: int, name: str) -> int:
+    """The descriptor of directory NAME in DIRECTORY (or of /); the old one is closed once the new one is open."""
+    found = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                    dir_fd=None if name == "/" else directory)
+    os.close(directory)
+    return found
+
+
+def _check_link(link: os.stat_result, directory: os.stat_result, path: str) -> None:
+    """The kernel's fs.protected_symlinks rule (may_follow_link), whatever the sysctl says: a symlink in a sticky
+    world-writable directory is followed only by its owner, or when the directory's owner owns it too."""
+    shared = directory.st_mode & stat.S_ISVTX and directory.st_mode & stat.S_IWOTH
+    if shared and link.st_uid != os.geteuid() and link.st_uid != directory.st_uid:
+        raise OutputError(f"cannot write: it is a symlink of user {link.st_uid} in a shared sticky directory, which "
+                          "is not followed (as the kernel's fs.protected_symlinks does not)", path)
 
 
 def same_file(output: str, other: str, other_is_input: bool = True) -> bool:
@@ -144,46 +235,98 @@ def write_output(path: str, text: str) -> None:
     if path == STDIO:
         write_stdout(text)
         return
-    target = os.path.realpath(path)
-    if os.path.exists(target) and not _is_regular(target):
-        try:
-            with open(target, "w", encoding="utf-8", errors="surrogateescape") as f:
-                f.write(text)
-        except OSError as e:
-            raise OutputError(f"cannot write: {e.strerror}", path) from None
+    number = descriptor_of(path)
+    if number is not None:
+        if number in (1, 2):
+            _flush(sys.stdout if number == 1 else sys.stderr)
+        write_descriptor(number, text, path)
         return
-    atomic_write(target, text, shown=path)
-
-
-def atomic_write(path: str, text: str, shown: str | None = None) -> None:
-    """Write text to the regular file `path` through a temporary file in its directory and a rename."""
-    shown = shown or path
-    directory = os.path.dirname(os.path.abspath(path))
+    directory, name = resolve(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".svmstruct-", dir=directory)
+        try:
+            info = os.stat(name, dir_fd=directory, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            raise OutputError("is a directory", path)
+        if info is not None and not stat.S_ISREG(info.st_mode):  # a device, a FIFO: written in place
+            try:
+                fd = os.open(name, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=directory)
+            except OSError as e:
+                raise OutputError(f"cannot write: {e.strerror}", path) from None
+            write_descriptor(fd, text, path, close=True)
+            return
+        _replace(directory, name, lambda f: f.write(text.encode("utf-8", errors="surrogateescape")), path)
+    finally:
+        os.close(directory)
+
+
+def atomic_write(path: str, text: str) -> None:
+    """Write text to the file `path` through an unnamed file in its directory, linked in place at the end."""
+    atomic_save(path, lambda f: f.write(text.encode("utf-8", errors="surrogateescape")))
+
+
+def atomic_save(path: str, write, what: str = "") -> None:
+    """write(binary file) into a new file that replaces `path` once complete (OutputError when it cannot: `what`
+    names the output in the message, e.g. 'the checkpoint')."""
+    directory, name = resolve(path)
+    try:
+        _replace(directory, name, write, path, what)
+    finally:
+        os.close(directory)
+
+
+def _replace(directory: int, name: str, write, shown: str, what: str = "") -> None:
+    """write(f) into a file of DIRECTORY that becomes NAME when complete. The file has no name while it is written
+    (O_TMPFILE): an interrupted run, even by SIGKILL, leaves nothing, but in the instant between the file's link
+    under a temporary name and its rename; where the file system cannot (O_TMPFILE unsupported) it has a temporary
+    name (.svmstruct-*) from the start, removed on every error or signal that can be caught."""
+    cannot = f"cannot write{' ' + what if what else ''}"
+    temporary = f".svmstruct-{os.getpid()}-{os.urandom(4).hex()}"
+    try:
+        fd, named = _new_file(directory, temporary)
     except OSError as e:
-        raise OutputError(f"cannot write: {e.strerror}", shown) from None
+        raise OutputError(f"{cannot}: {e.strerror}", shown) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
             f.flush()
             os.fsync(f.fileno())
-            _keep_mode_and_owner(f.fileno(), path, shown)
-        os.replace(tmp, path)
+            _keep_mode_and_owner(f.fileno(), directory, name, shown)
+            if not named:
+                os.link(f"/proc/self/fd/{f.fileno()}", temporary, dst_dir_fd=directory, follow_symlinks=True)
+                named = True
+        os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
     except OSError as e:
-        _remove(tmp)
-        raise OutputError(f"cannot write: {e.strerror}", shown) from None
+        if named:
+            _remove(temporary, directory)
+        raise OutputError(f"{cannot}: {e.strerror}", shown) from None
     except BaseException:
-        _remove(tmp)
+        if named:
+            _remove(temporary, directory)
         raise
 
 
-def _keep_mode_and_owner(fd: int, path: str, shown: str) -> None:
-    """The new file of PATH gets the mode and owner of the file it replaces (as cp and editors keep them), or the
-    usual mode (mkstemp creates 0600) for a new one. A file of another user is not replaced unless its owner can
-    be kept (root): OutputError."""
+def _new_file(directory: int, temporary: str) -> tuple:
+    """(a descriptor of a new file in DIRECTORY, whether it has a name): unnamed (O_TMPFILE) where the system
+    allows it, else named TEMPORARY."""
+    unnamed = getattr(os, "O_TMPFILE", 0)
+    if unnamed and os.path.exists("/proc/self/fd"):
+        try:
+            return os.open(".", unnamed | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=directory), False
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                raise
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.open(temporary, flags, 0o600, dir_fd=directory), True
+
+
+def _keep_mode_and_owner(fd: int, directory: int, name: str, shown: str) -> None:
+    """The new file of NAME gets the mode and owner of the file it replaces (as cp and editors keep them), or the
+    usual mode (the new file is created 0600) for a new one. A file of another user is not replaced unless its
+    owner can be kept (root): OutputError."""
     try:
-        old = os.stat(path)
+        old = os.stat(name, dir_fd=directory, follow_symlinks=False)
     except FileNotFoundError:
         os.fchmod(fd, 0o666 & ~_umask())
         return
@@ -201,6 +344,21 @@ def _keep_mode_and_owner(fd: int, path: str, shown: str) -> None:
             pass
 
 
+def write_descriptor(fd: int, text: str, shown: str, close: bool = False) -> None:
+    """Write all of text to descriptor FD at its offset (OutputError when it cannot; BrokenPipeError propagates)."""
+    try:
+        view = memoryview(text.encode("utf-8", errors="surrogateescape"))
+        while len(view):
+            view = view[os.write(fd, view):]
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise OutputError(f"cannot write: {e.strerror}", shown) from None
+    finally:
+        if close:
+            os.close(fd)
+
+
 def write_stdout(text: str) -> None:
     """Write all of text to stdout, checking what each write took (BrokenPipeError propagates)."""
     stream = sys.stdout
@@ -215,27 +373,23 @@ def write_stdout(text: str) -> None:
         except OSError as e:
             raise OutputError(f"cannot write: {e.strerror}", "<stdout>") from None
         return
+    _flush(stream)
+    write_descriptor(fd, text, "<stdout>")
+
+
+def _flush(stream) -> None:
+    """What Python buffered for STREAM goes first (BrokenPipeError propagates)."""
     try:
         stream.flush()
-        view = memoryview(text.encode("utf-8", errors="surrogateescape"))
-        while len(view):
-            view = view[os.write(fd, view):]
     except BrokenPipeError:
         raise
-    except OSError as e:
-        raise OutputError(f"cannot write: {e.strerror}", "<stdout>") from None
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
-def _is_regular(path: str) -> bool:
+def _remove(path: str, directory: int | None = None) -> None:
     try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
+        os.unlink(path, dir_fd=directory)
     except OSError:
         pass
 

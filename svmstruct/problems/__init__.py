@@ -3,8 +3,7 @@ then train it with svmstruct.fit_problem(problem, examples, C=...) or `svmstruct
 A problem becomes a Loss (as_loss) so that model files, checkpoints and the C grid treat it as any other."""
 from __future__ import annotations
 
-import numpy as np
-
+from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
 from svmstruct.options import Option
 from svmstruct.problems.base import MARGIN, RESCALINGS, StructuredProblem, load, spec_of
@@ -20,7 +19,7 @@ def as_loss(cls: type) -> Loss:
     # predict: classify's writer of a problem's model (it reads the test file itself: classify hands it the path)
     return Loss(spec, (), "problem", summary, build=_not_built, default_epsilon=0.1,
                 options=(RESCALING, *getattr(cls, "declared", ())), output="structured", predict=classify,
-                formats=("labels",), plain_features=False)
+                formats=("labels",), plain_features=False, default_C=None)
 
 
 def _not_built(data, opts):
@@ -33,25 +32,35 @@ def instance(loss: Loss, opts: dict) -> StructuredProblem:
     return cls(**{k: v for k, v in opts.items() if k != "rescaling"})
 
 
-def predict(trained, examples: list) -> list:
-    """The predictions of a problem's model (trained, or read from its file) for examples [(x, y), ...]."""
-    problem = problem_of(trained)
-    dim = int(problem.dimension(examples))
-    w = np.zeros(max(dim, len(trained.w)))
-    w[:len(trained.w)] = trained.w
-    return [problem.predict(x, w[:dim]) for x, _ in examples]
+def predict(trained, examples: list, problem: str | None = None, source: str | None = None) -> list:
+    """The predictions of a problem's model (trained, or read from its file) for examples [(x, y), ...]. PROBLEM:
+    the MODULE:CLASS a user names for a model read from SOURCE (problem_of)."""
+    structured = problem_of(trained, problem, source)
+    return _predictions(structured, trained, examples, source)
 
 
-def problem_of(trained) -> StructuredProblem:
-    """The problem a model was trained on, with the options its file records."""
-    loss = as_loss(load(trained.loss))
+def _predictions(structured: StructuredProblem, trained, examples: list, source: str | None) -> list:
+    dim = int(structured.dimension(examples))
+    if dim != trained.n_features:  # options edited, or a damaged file: the weights would be read wrongly
+        options = ", ".join(f"{k} {v}" for k, v in structured.options.items() if v is not None)
+        raise InputError(f"the model has {trained.n_features} weights, its problem ({options}) has {dim}: the "
+                         "options do not fit the weights (an edited or damaged model?)", source)
+    return [structured.predict(x, trained.w) for x, _ in examples]
+
+
+def problem_of(trained, named: str | None = None, source: str | None = None) -> StructuredProblem:
+    """The problem a model was trained on, with the options its file records; a model read from the file SOURCE
+    loads a module that is not svmstruct's only when NAMED (the command line's --problem) names it (base.load)."""
+    loss = as_loss(load(trained.loss, named, source))
     return instance(loss, loss.resolve({k: v for k, v in trained.options.items() if loss.option(k) is not None}))
 
 
-def classify(trained, path: str, fmt: str = "labels", tag: str = "") -> str:
-    """`svmstruct classify` of a problem's model: one format(y) line per example of the file at `path`."""
-    problem = problem_of(trained)
-    return "".join(problem.format(y) + "\n" for y in predict(trained, problem.read(path)))
+def classify(trained, path: str, named: str | None = None, source: str | None = None) -> str:
+    """`svmstruct classify` of a problem's model read from SOURCE: one format(y) line per example of the file at
+    `path`."""
+    structured = problem_of(trained, named, source)
+    predictions = _predictions(structured, trained, structured.read(path), source)
+    return "".join(structured.format(y) + "\n" for y in predictions)
 
 
 __all__ = ["StructuredProblem", "as_loss", "classify", "instance", "load", "predict", "problem_of", "spec_of",

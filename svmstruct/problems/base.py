@@ -12,6 +12,7 @@ sum_i s_i (Psi(x_i, y_i) - Psi(x_i, ybar_i)) (the built-in losses keep their doc
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 import numpy as np
@@ -109,14 +110,37 @@ def spec_of(problem: StructuredProblem) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def load(spec: str) -> type:
-    """The problem class named MODULE:CLASS, or a built-in one by its short name (UsageError when it cannot be
-    imported or is not a problem)."""
-    import importlib
+SPEC = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\Z")  # MODULE:CLASS
 
-    module, _, name = BUILT_IN.get(spec, spec).partition(":")
-    if not module or not name:
-        raise UsageError(f"--problem {spec}: name a problem as MODULE:CLASS (e.g. mypackage.problems:Ordinal)")
+
+def canonical(spec: str, source: str | None = None) -> str:
+    """MODULE:CLASS of a --problem name (a built-in one's short name resolved), checked: UsageError, or InputError
+    naming SOURCE, the file the name was read from."""
+    full = BUILT_IN.get(spec, spec)
+    if not SPEC.match(full):
+        if source is not None:
+            raise InputError(f"the model's problem '{spec}' is not MODULE:CLASS", source)
+        raise UsageError(f"--problem {spec}: name a problem as MODULE:CLASS (e.g. mypackage.problems:Ordinal) or "
+                         f"one of svmstruct's ({', '.join(BUILT_IN)})")
+    return full
+
+
+def load(spec: str, named: str | None = None, source: str | None = None) -> type:
+    """The problem class named MODULE:CLASS, or a built-in one by its short name (UsageError when it cannot be
+    imported or is not a problem). A name read from a file (a model's `loss` line: named is the command line's
+    --problem, None when it has none, SOURCE the file) is imported only when importing it runs no code that was
+    not asked for: svmstruct's own problems, a module this process has already imported (fit_problem's, in
+    Python), or the one the command line names; never a module merely named in a downloaded file."""
+    import importlib
+    import sys
+
+    full = canonical(spec, source)
+    module, _, name = full.partition(":")
+    if source is not None and named is not None and canonical(named) != full:
+        raise UsageError(f"--problem {named}: the model is of problem {full}, not of that one")
+    if source is not None and named is None and full not in BUILT_IN.values() and module not in sys.modules:
+        raise InputError(f"the model is of problem {full}, whose module is not svmstruct's: importing it runs its "
+                         f"code, so it is loaded only when you name it (classify --problem {full})", source)
     try:
         found: Any = importlib.import_module(module)
         for part in name.split("."):

@@ -112,7 +112,7 @@ def _every_command(d: Path, say) -> None:
              for q in range(1, 6) for t in range(4)]
     (d / "tags.txt").write_text("\n".join(lines) + "\n")  # tags of short sequences: the built-in problems
     for problem in ("multiclass", "hmm"):
-        _run(["learn", "--problem", problem, "-v", "0", d / "tags.txt", d / f"{problem}.model"])
+        _run(["learn", "--problem", problem, "-c", "1", "-v", "0", d / "tags.txt", d / f"{problem}.model"])
         _run(["classify", d / "tags.txt", d / f"{problem}.model", d / f"{problem}.pred"])
     say(f"{'other paths':<16} {time.perf_counter() - start:6.1f} s")
 

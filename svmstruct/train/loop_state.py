@@ -130,7 +130,7 @@ class LoopState:
         if saved != (n, dim, float(C), float(epsilon)):
             raise InputError(f"the checkpoint is of another training problem (n, width, C, epsilon {saved} here "
                              f"{(n, dim, float(C), float(epsilon))})")
-        ws = WorkingSet(dim)
+        ws = WorkingSet(dim, max(64, len(arrays["b"])))
         for a, b in zip(arrays["A"], arrays["b"]):
             ws.add(a, float(b))
         ws.idle = np.asarray(arrays["idle"], dtype=np.int64)

@@ -1,0 +1,253 @@
+"""What a file or a path given to a command may make it do: a model file never runs code, an output never follows
+another user's planted link, /dev/stdout is the caller's descriptor, a checkpoint costs no more memory than it
+holds, a model's options must fit its weights, a read-only installation still runs, and nothing half-written
+survives even SIGKILL."""
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import COMMAND, ROOT, invoke
+from test_robustness import one_line_error
+
+SMALL = ROOT / "data" / "mq2008-small"
+TRAIN, TEST = SMALL / "train.txt", SMALL / "test.txt"
+OTHER_UID = 54321
+
+
+def _multiclass_model(tmp_path: Path) -> tuple:
+    """(a multiclass model, its training file): 3 classes, 4 features."""
+    rng = np.random.default_rng(3)
+    lines = [f"{c} " + " ".join(f"{j}:{rng.normal() + (c == j):.4f}" for j in range(1, 5))
+             for c in rng.integers(1, 4, 60)]
+    data = tmp_path / "mc.svm"
+    data.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "mc.model"
+    assert invoke("learn", "--problem", "multiclass", "-c", "10", "-v", "0", data, model).returncode == 0
+    return model, data
+
+
+def _with_loss(model: Path, loss: str, path: Path) -> Path:
+    path.write_text("".join(f"loss {loss}\n" if line.startswith("loss ") else line
+                            for line in model.read_text().splitlines(True)))
+    return path
+
+
+# ---- a model file never imports what it names
+
+def test_a_model_file_never_imports_a_module_it_names(tmp_path):
+    model, data = _multiclass_model(tmp_path)
+    (tmp_path / "evil.py").write_text("import os\nos.system('id > pwned.txt')\nclass X:\n    pass\n")
+    env = {"PYTHONPATH": str(tmp_path)}
+    for loss in ("evil:X", "this:X", "venv.__main__:X"):
+        bad = _with_loss(model, loss, tmp_path / f"{loss.split(':')[0]}.model")
+        for command in (COMMAND, [sys.executable, "-m", "svmstruct"]):
+            run = subprocess.run([*command, "classify", data, bad], capture_output=True, text=True, cwd=tmp_path,
+                                 env={**os.environ, **env})
+            one_line_error(run, 1, f"problem {loss}", f"classify --problem {loss}")
+            assert run.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.model", "evil.py", "mc.model", "mc.svm", "this.model",
+                                                          "venv.__main__.model"]
+    one_line_error(invoke("classify", data, _with_loss(model, ".x:Y", tmp_path / "rel.model")), 1, "not MODULE:CLASS")
+    # named on the command line, the module is the user's to run; it must be the model's problem
+    one_line_error(invoke("classify", "--problem", "evil:X", data, model, env=env), 2, "is of problem")
+    assert not (tmp_path / "pwned.txt").exists()
+    one_line_error(invoke("classify", "--problem", "multiclass", TEST, TRAIN.with_name("nothing")), 1, "nothing")
+    assert invoke("classify", "--problem", "multiclass", data, model).returncode == 0
+
+
+def test_classify_problem_names_a_problem_of_yours(tmp_path):
+    """A problem of the user's (tests/multilabel_problem.py): its model classifies only when --problem names it."""
+    from test_problems import SPEC, examples, write
+
+    train = write(tmp_path / "train", examples(np.random.default_rng(6), 20))
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "tests"), os.environ.get("PYTHONPATH")) if p)}
+    assert invoke("learn", "--problem", SPEC, "-c", "10", "-v", "0", train, tmp_path / "m", env=env).returncode == 0
+    one_line_error(invoke("classify", train, tmp_path / "m", env=env), 1, f"classify --problem {SPEC}")
+    named = invoke("classify", "--problem", SPEC, train, tmp_path / "m", env=env)
+    assert named.returncode == 0 and len(named.stdout.splitlines()) == 20
+    one_line_error(invoke("classify", "--problem", "multiclass", TEST, tmp_path / "m", env=env), 2, "is of problem")
+    model = tmp_path / "rank"
+    assert invoke("learn", "-l", "pairs", "-v", "0", TRAIN, model).returncode == 0
+    one_line_error(invoke("classify", "--problem", SPEC, TEST, model, env=env), 2, "not of a structured problem")
+
+
+def test_a_problems_options_must_fit_its_weights(tmp_path):
+    model, data = _multiclass_model(tmp_path)
+    text = model.read_text()
+    for old, new in (("option.features 4", "option.features 3"), ("option.classes 3", "option.classes 2"),
+                     ("option.classes 3", "option.classes 2147483647"),
+                     ("option.features 4", "option.features 2147483647")):
+        edited = tmp_path / "edited.model"
+        edited.write_text(text.replace(old, new))
+        one_line_error(invoke("classify", data, edited), 1, "edited.model", "options do not fit the weights")
+
+
+# ---- outputs: links only where the kernel follows them, descriptors as the shell's
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a link owned by another user)")
+def test_an_output_never_follows_another_users_link_in_a_sticky_directory(tmp_path):
+    """As root in a sticky world-writable folder (/tmp): another user's link to a root-owned 0600 file is not
+    followed (fs.protected_symlinks), by classify's output nor learn's model; root's own link is."""
+    model = tmp_path / "m"
+    assert invoke("learn", "-l", "map", "-v", "0", TRAIN, model).returncode == 0
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    secret = tmp_path / "secret"
+    secret.write_text("root's\n")
+    secret.chmod(0o600)
+    planted = shared / "r.pred"
+    planted.symlink_to(secret)
+    os.lchown(planted, OTHER_UID, OTHER_UID)
+    for args in (["classify", TEST, model, planted], ["learn", "-l", "map", "-v", "0", TRAIN, planted]):
+        one_line_error(invoke(*args), 4, "symlink of user 54321", "not followed")
+        assert secret.read_text() == "root's\n" and planted.is_symlink()
+    assert sorted(p.name for p in shared.iterdir()) == ["r.pred"]
+    own = shared / "own.pred"
+    own.symlink_to(tmp_path / "target")
+    assert invoke("classify", TEST, model, own).returncode == 0 and (tmp_path / "target").read_text().count("\n") > 0
+    unshared = tmp_path / "plain"  # another user's link in a folder that is not sticky: the kernel follows it
+    unshared.mkdir()
+    (unshared / "l").symlink_to(tmp_path / "target2")
+    os.lchown(unshared / "l", OTHER_UID, OTHER_UID)
+    assert invoke("classify", TEST, model, unshared / "l").returncode == 0 and (tmp_path / "target2").exists()
+
+
+def _bash(script: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=cwd)
+
+
+def test_dev_stdout_and_dev_fd_outputs_are_written_through_the_descriptor(tmp_path):
+    model = tmp_path / "m"
+    assert invoke("learn", "-l", "map", "-v", "0", TRAIN, model).returncode == 0
+    svm = " ".join(COMMAND)
+    n = len(TEST.read_text().splitlines())
+    appended = _bash(f"echo first > all.pred && {svm} classify {TEST} {model} /dev/stdout >> all.pred && "
+                     f"{svm} classify {TEST} {model} /dev/fd/1 >> all.pred", tmp_path)
+    assert appended.returncode == 0, appended.stderr
+    lines = (tmp_path / "all.pred").read_text().splitlines()
+    assert lines[0] == "first" and len(lines) == 1 + 2 * n and lines[1:n + 1] == lines[n + 1:]
+    piped = _bash(f"{svm} classify {TEST} {model} /dev/stdout | wc -l", tmp_path)
+    assert piped.returncode == 0 and piped.stdout.strip() == str(n), piped.stderr
+    deleted = _bash(f"exec 5> x && rm x && {svm} classify {TEST} {model} /dev/fd/5 && ls", tmp_path)
+    assert deleted.returncode == 0 and deleted.stdout.split() == ["all.pred", "m"], deleted.stdout + deleted.stderr
+    one_line_error(_bash(f"{svm} classify {TEST} {model} /dev/fd/7", tmp_path), 4, "/dev/fd/7")
+
+
+def test_a_sigkilled_write_leaves_no_file(tmp_path):
+    """The model is written into a file without a name until it is complete: SIGKILL while it is written (here
+    while it is flushed to disk) leaves the folder as it was."""
+    script = ("import os, sys, time\nfrom svmstruct.io import files\nos.fsync = lambda fd: (print('writing', "
+              "flush=True), time.sleep(60))\nfiles.write_output(sys.argv[1], 'x' * 1000)\n")
+    child = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "m.model")], stdout=subprocess.PIPE,
+                             text=True, cwd=tmp_path.parent)
+    assert child.stdout.readline() == "writing\n"
+    child.send_signal(signal.SIGKILL)
+    child.wait(30)
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---- a checkpoint costs what it holds
+
+def _checkpoint(tmp_path: Path) -> tuple:
+    ckpt = tmp_path / "run.ckpt"
+    args = ["learn", "-l", "map", "-c", "100", "-#", "3", "--checkpoint", ckpt, "-v", "0", TRAIN, tmp_path / "m"]
+    assert invoke(*args).returncode == 0 and ckpt.exists()
+    (tmp_path / "m").unlink()
+    with np.load(ckpt, allow_pickle=False) as saved:
+        return {key: saved[key] for key in saved.files}, args
+
+
+def _peak_kilobytes(args: list) -> tuple:
+    """(the command's result, its peak resident memory in KB), measured by a process of its own that runs it."""
+    import json
+
+    wrapper = ("import json, resource, subprocess, sys\nrun = subprocess.run(sys.argv[1:], capture_output=True, "
+               "text=True)\nprint(json.dumps([run.returncode, run.stdout, run.stderr, "
+               "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))\n")
+    measured = subprocess.run([sys.executable, "-c", wrapper, *COMMAND, *map(str, args)], capture_output=True,
+                              text=True, check=True)
+    code, out, err, peak = json.loads(measured.stdout)
+    return subprocess.CompletedProcess(args, code, out, err), peak
+
+
+@pytest.mark.parametrize("craft, fragment", [
+    ("compressed", "not a checkpoint"), ("nested", "not a checkpoint"), ("constraints", "working set of"),
+])
+def test_a_crafted_checkpoint_is_refused_before_it_costs_memory(tmp_path, craft, fragment):
+    state, args = _checkpoint(tmp_path)
+    d = state["A"].shape[1]
+    if craft == "compressed":  # 1.5 GB of zeros in a few MB
+        state["A"] = np.zeros((4_000_000 // d * 50, d))
+    elif craft == "nested":
+        state["signature"] = np.asarray("[" * 100_000 + "]" * 100_000)
+    else:  # uncompressed, as the file declares, but more constraints than a run over d weights holds
+        m = d + 5000
+        state.update(A=np.zeros((m, d)), b=np.zeros(m), idle=np.zeros(m), alpha=np.zeros(m), duals=np.zeros(m + 1))
+    crafted = tmp_path / "crafted.ckpt"
+    with open(crafted, "wb") as f:
+        (np.savez_compressed if craft == "compressed" else np.savez)(f, **state)
+    assert crafted.stat().st_size < 10_000_000
+    resume = [a if a != tmp_path / "run.ckpt" else crafted for a in args if a not in ("-#", "3")] + ["--resume"]
+    run, peak = _peak_kilobytes(resume)
+    one_line_error(run, 1, fragment)
+    assert peak < 600_000
+    if craft != "constraints":  # without --resume the file is only looked at, and kept
+        fresh = [a if a != tmp_path / "run.ckpt" else crafted for a in args]
+        run, peak = _peak_kilobytes(fresh)
+        one_line_error(run, 2, "not a checkpoint", "not replaced")
+        assert peak < 600_000 and crafted.exists()
+
+
+# ---- the environment
+
+def test_an_empty_loss_name_is_a_usage_error(tmp_path):
+    one_line_error(invoke("learn", "-l", "", "-v", "0", TRAIN, tmp_path / "m"), 2, "unknown loss ''")
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a read-only bind mount in a mount namespace)")
+def test_a_read_only_installation_and_home_still_run(tmp_path):
+    """The package on a read-only file system and a home that cannot be written (a container, `nobody`): numba cannot
+    cache beside the package nor in ~/.cache; the kernels go to a private folder in TMPDIR, said once."""
+    package = ROOT / "svmstruct"
+    script = (f"mount --bind {package} {package} && mount -o remount,bind,ro {package} && "
+              f"for i in 1 2; do {' '.join(COMMAND)} eval -m map {TEST} {tmp_path}/pred || exit 1; done")
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "pred").write_text("".join(f"{i % 7}\n" for i in range(len(TEST.read_text().splitlines()))))
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "XDG_CACHE_HOME")}
+    run = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script], capture_output=True,
+                         text=True, env={**env, "HOME": str(package), "TMPDIR": str(tmp_path / "tmp")}, timeout=600)
+    if "mount" in run.stderr and run.returncode != 0 and "Traceback" not in run.stderr:
+        pytest.skip(f"no read-only bind mount here: {run.stderr.strip()}")
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    notices = [line for line in run.stderr.splitlines() if "numba cannot write its cache" in line]
+    assert len(notices) == 1 and str(tmp_path / "tmp") in notices[0]
+    assert run.stdout.count("map") == 2
+    folder = tmp_path / "tmp" / f"svmstruct-numba-{os.geteuid()}"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and any(folder.rglob("*.nbi"))
+
+
+def test_resuming_after_sigkill_keeps_the_previous_checkpoint(tmp_path):
+    """A checkpoint being replaced when SIGKILL comes: the previous one stays whole (the new one has no name yet)."""
+    state, args = _checkpoint(tmp_path)
+    script = ("import os, sys, time, json, numpy as np\nfrom svmstruct.train import checkpoint\n"
+              "os.fsync = lambda fd: (print('writing', flush=True), time.sleep(60))\n"
+              "with np.load(sys.argv[1]) as f: state = {k: f[k] for k in f.files}\n"
+              "signature = json.loads(str(state.pop('signature')))\n"
+              "checkpoint.save(sys.argv[1], state, signature)\n")
+    before = (tmp_path / "run.ckpt").read_bytes()
+    child = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "run.ckpt")], stdout=subprocess.PIPE,
+                             text=True, cwd=tmp_path.parent)
+    assert child.stdout.readline() == "writing\n"
+    child.send_signal(signal.SIGKILL)
+    child.wait(30)
+    time.sleep(0.1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.ckpt"] and (tmp_path / "run.ckpt").read_bytes() == before
