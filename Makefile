@@ -68,7 +68,13 @@ bench-f1-oracle: install
 	$(BIN)/python scripts/bench_f1_oracle.py 1e4 1e5
 
 # ---- experiments (need ../shared/data); results in exp/
-.PHONY: exp-mq2008 exp-dorm exp-div exp-longlists exp-noisy exp-kernel
+.PHONY: exp-mq2008 exp-dorm exp-div exp-longlists exp-noisy exp-kernel exp-defaults
+
+# learn without -c: each loss family at its default C beside a grid of C on its shared data, tested held out
+# (the table of docs/learn.md)
+exp-defaults: install
+	$(BIN)/python scripts/defaults.py --shared $(SHARED)
+
 exp-mq2008: install
 	$(BIN)/python scripts/exp_mq2008.py --shared $(SHARED) --out exp/mq2008
 

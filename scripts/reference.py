@@ -103,14 +103,9 @@ def train_case(c):
 
 
 def concatenated(paths):
-    import tempfile
-
     from svmstruct.io import data
 
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        for p in paths:
-            f.write(p.read_text())
-    return data.read_svmlight(f.name)
+    return data.concatenate([data.read_svmlight(str(p)) for p in paths])
 
 
 def classify_log(name):

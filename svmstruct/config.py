@@ -36,9 +36,10 @@ def cli(*flags: str, help: str, kind: str = "text", low: float | None = None, hi
 @dataclass
 class Run:
     """Everything `svmstruct learn` is told; api.fit and the estimators fill the fields they take."""
-    C: Any = field(default="1.0", metadata=cli(
-        "-c", show_default=True, help="Trade-off C of the 1-slack objective 1/2|w|^2 + C xi (svm_perf/svm_rank "
-        "scaling, see docs/learn.md); a comma-separated grid with --validate."))
+    C: Any = field(default=None, metadata=cli(
+        "-c", help="Trade-off C of the 1-slack objective 1/2|w|^2 + C xi (svm_perf/svm_rank scaling, see "
+        "docs/learn.md); a comma-separated grid with --validate. Default: the loss's, 100 for svm_perf's losses, 1 "
+        "for the others; a --problem needs it, as svm_multiclass and svm_hmm do."))
     epsilon: float | None = field(default=None, metadata=cli(
         "-e", kind="number", help="Stop when no constraint is violated by more than this (default: the loss's, e.g. "
         "0.1 for svm_perf losses)."))
@@ -56,7 +57,9 @@ class Run:
         "-#", kind="integer", show_default=True, help="Maximum number of iterations."))
     verbosity: int = field(default=1, metadata=cli(
         "-v", kind="integer", low=0, high=3, show_default=True,
-        help="0: no progress (warnings still go to stderr); 1: a progress line per iteration and a summary."))
+        help="0: no progress (warnings still go to stderr); 1: a progress line per iteration and a summary (with "
+        "--validate: a line per C, and inside a C one every 10 s); 2: also every C's iterations and summary, and why "
+        "a command runs in its own process; 3: also the line search's step, xi and |w|."))
     algorithm: str = field(default="3", metadata=cli(
         "-w", show_default=True,
         help="Accepted for svm_perf compatibility: 3 or 4 (both mean the 1-slack algorithm used here)."))
@@ -128,10 +131,10 @@ class Run:
         if self.algorithm not in ALGORITHMS_1SLACK:
             raise UsageError(f"-w {self.algorithm}: only the 1-slack algorithm (-w 3 or 4) is implemented")
         loss, opts = self._problem(spelling) if self.problem is not None else \
-            resolve_loss(self.loss or losses.DEFAULT, self.loss_options, spelling)
+            resolve_loss(losses.DEFAULT if self.loss is None else self.loss, self.loss_options, spelling)
         if self.problem is None and (self.rescaling is not None or self.problem_options):
             raise UsageError(f"{'-o' if self.rescaling is not None else '--problem-option'} applies to --problem")
-        settings = Settings(self._grid(), self.epsilon, self.max_iterations, self.normalize).check(loss)
+        settings = Settings(self._grid(loss), self.epsilon, self.max_iterations, self.normalize).check(loss)
         if self.normalize == "query" and self.model_format == "svmlight":
             raise UsageError("--normalize query needs the svmstruct model format: the originals' classify programs "
                              "would score raw features")
@@ -181,7 +184,13 @@ class Run:
                              "-o 2 (margin rescaling)")
         return loss, opts
 
-    def _grid(self) -> list:
+    def _grid(self, loss: Loss) -> list:
+        if self.C is None or (isinstance(self.C, (list, tuple)) and list(self.C) == [None]):
+            if loss.default_C is None:
+                raise UsageError(f"--problem {self.problem}: give -c, the trade-off C of 1/2|w|^2 + C/n sum xi_i "
+                                 "(svm_multiclass and svm_hmm refuse to run without it too): its scale is the "
+                                 "problem's loss's, e.g. -c 1000 to start with for SVM-multiclass")
+            return [loss.default_C]
         if not isinstance(self.C, str):
             return list(self.C) if isinstance(self.C, (list, tuple)) else [self.C]
         from svmstruct import selection
@@ -297,13 +306,14 @@ def check_training_parameters(C: float, epsilon: float | None, max_iterations: i
 @dataclass
 class Settings:
     """How to train, validated once (check): the C grid, epsilon (None: the loss's default), the iteration
-    limit, the feature normalisation (svmstruct.train.normalize), and for one C a checkpoint's arrays to resume
-    from (svmstruct.train.checkpoint.load) or a checkpoint being written (a Callback of the caller)."""
+    limit, the feature normalisation (svmstruct.train.normalize), and for one C a checkpoint to resume from
+    (svmstruct.train.checkpoint.load: its arrays read once the data is) or a checkpoint being written (a Callback
+    of the caller)."""
     grid: list
     epsilon: float | None = None
     max_iterations: int = MAX_ITERATIONS
     normalize: str = "none"
-    resume: dict | None = None
+    resume: Any = None  # a checkpoint.Saved
     checkpointed: bool = False
 
     def check(self, loss: Loss | None = None) -> Settings:

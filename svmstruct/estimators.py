@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import types
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,7 @@ class _Linear:
 
     _families: tuple = ()  # loss families the estimator accepts
     loss: str
-    C: float
+    C: float | None  # None: the loss's default (100 for svm_perf's losses, 1 for the others)
     epsilon: float | None
     max_iterations: int
     kernel: str
@@ -88,7 +89,7 @@ class _Linear:
 
         options = {option.name: None for loss in losses.REGISTRY.values() if loss.family in cls._families
                    for option in loss.options}
-        return {p.name: p for p in [keyword("loss", cls._default_loss), keyword("C", 1.0), keyword("epsilon", None),
+        return {p.name: p for p in [keyword("loss", cls._default_loss), keyword("C", None), keyword("epsilon", None),
                                     *(keyword(name, None) for name in options),
                                     keyword("max_iterations", MAX_ITERATIONS),
                                     *(keyword(name, default) for name, default in KERNEL_DEFAULTS.items()),
@@ -327,9 +328,11 @@ class SVMPerf(_Linear):
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]
 
-    def score(self, X, y, qid=None, docids=None) -> float:
+    def score(self, X, y=None, qid=None, docids=None) -> float:
         """The loss's own measure of the predictions (eval's definition, ties between equal scores broken by
-        docids as eval breaks them; higher is better)."""
+        docids as eval breaks them; higher is better). X may be a Dataset (read_svmlight's): its labels, queries
+        and docids, as `svmstruct eval` scores the file."""
+        X, y, qid, docids = _unpacked(X, y, qid, docids)
         y = np.where(np.asarray(y).ravel() == self.classes_[1], 1.0, -1.0)
         dataset = data.from_arrays(_as_matrix(X), y, qid, docids)
         return _mean_measure(self._measure(), dataset, self.decision_function(X)[dataset.line - 1])
@@ -369,6 +372,11 @@ class SVMRank(_Linear):
     single_query: bool
 
     def fit(self, X, y, qid=None):
+        if _cross_validated_without_routing():
+            raise ValueError(f"{type(self).__name__} inside scikit-learn's model selection needs its metadata routing "
+                             "to score by query: sklearn.set_config(enable_metadata_routing=True), then pass qid=qid, "
+                             "groups=qid to GridSearchCV(...).fit (without it every score would be NaN and the first "
+                             "candidate win)")
         X = _as_matrix(X)
         y = _as_target(y, X.shape[0], type(self).__name__)
         if X.shape[0] < 2:
@@ -392,8 +400,12 @@ class SVMRank(_Linear):
         """A score per row (higher ranks first within a query)."""
         return self._scores(X)
 
-    def score(self, X, y, qid=None, docids=None) -> float:
-        """The loss's measure, averaged over the queries of (X, y, qid); ties broken by docids as eval does."""
+    def score(self, X, y=None, qid=None, docids=None) -> float:
+        """The loss's measure, averaged over the queries of (X, y, qid); ties broken by docids as eval does (without
+        docids: by row, as eval breaks them in a file without docid comments). X may be a Dataset (read_svmlight's):
+        its labels, queries and docids, as `svmstruct eval` scores the file."""
+        X, y, qid, docids = _unpacked(X, y, qid, docids)
+        y = _as_target(y, _as_matrix(X).shape[0], type(self).__name__)
         dataset = data.from_arrays(_as_matrix(X), y, self._queries(qid, len(y), "score"), docids)
         return _mean_measure(self._measure(), dataset, self.predict(X)[dataset.line - 1])
 
@@ -404,6 +416,34 @@ class SVMRank(_Linear):
         tags.estimator_type = "regressor"  # scores of a continuous target (graded labels)
         tags.regressor_tags = RegressorTags(poor_score=True)  # score is the loss's measure, not R^2
         return tags
+
+
+def _unpacked(X, y, qid, docids) -> tuple:
+    """(X, y, qid, docids) of score's arguments; X a Dataset brings the other three."""
+    if not isinstance(X, data.Dataset):
+        return X, y, qid, docids
+    if y is not None or qid is not None or docids is not None:
+        raise ValueError("score(dataset) takes the labels, queries and docids of the dataset: pass nothing else")
+    if X.columns is not None:
+        raise ValueError("score(dataset): the dataset's feature ids are hashed (sparse columns); pass X, y, qid")
+    return X.X, X.y, X.qid if X.has_qid else None, X.docids
+
+
+def _cross_validated_without_routing() -> bool:
+    """A fit called by scikit-learn's cross-validation (GridSearchCV, cross_validate...) with metadata routing off:
+    its scorer calls score without qid, which fails, and scikit-learn turns that failure into a NaN score and a
+    warning. Failing every fit instead makes it raise (with this module's message)."""
+    import sys
+
+    sklearn = sys.modules.get("sklearn")
+    if sklearn is None or sklearn.get_config().get("enable_metadata_routing"):
+        return False
+    frame: Any = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name == "_fit_and_score" and str(frame.f_globals.get("__name__")).startswith("sklearn."):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _mean_measure(name: str, dataset: data.Dataset, scores: np.ndarray) -> float:

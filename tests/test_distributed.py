@@ -250,6 +250,34 @@ def test_a_port_that_is_not_a_dask_scheduler_is_one_line_within_the_timeout(shar
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.slow
+def test_a_port_that_answers_another_protocol_is_said_so(shards, tmp_path, monkeypatch):
+    """A server that answers in another protocol at once (an HTTP error): Dask reads its text as a frame length
+    and asks for exabytes (MemoryError: Unable to allocate 3.07 EiB); the line says what happened instead."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        while True:
+            try:
+                peer, _ = listener.accept()
+            except OSError:
+                return
+            peer.sendall(b"HTTP/1.0 400 Bad Request\r\nContent-Type: text/html\r\n\r\n<html>bad</html>\r\n" * 4)
+
+    threading.Thread(target=answer, daemon=True).start()
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT", 3.0)
+    try:
+        run = invoke_here("learn", "-l", "pairs", "--scheduler", f"tcp://127.0.0.1:{listener.getsockname()[1]}",
+                          *shards["ranking"], tmp_path / "m")
+    finally:
+        listener.close()
+    assert run.returncode == 5 and run.stderr.count("\n") == 1, run.stderr
+    assert "not in Dask's protocol" in run.stderr and "EiB" not in run.stderr, run.stderr
+
+
 def test_a_local_cluster_that_does_not_start_is_one_line(shards, tmp_path):
     run = invoke("learn", "-l", "pairs", "--workers", "2", *shards["ranking"], tmp_path / "m",
                  env={"DASK_TEMPORARY_DIRECTORY": "/etc/hostname/sub"})

@@ -125,11 +125,9 @@ def test_missing_subtopics_and_unknown_docids_are_clear_errors(tmp_path):
         qrels.subtopic_matrix(d, 0, 30, {}, "x.qrels")
 
 
-def tiny_problem(K):
-    """Four documents, two subtopics: doc0 and doc1 both cover t0 (doc1 with more words), doc2 covers t1."""
-    import tempfile
-
-    folder = Path(tempfile.mkdtemp())
+def tiny_problem(K, folder: Path):
+    """Four documents, two subtopics: doc0 and doc1 both cover t0 (doc1 with more words), doc2 covers t1 (the files
+    written into FOLDER)."""
     (folder / "d.svm").write_text("0 qid:1 1:1 # a\n0 qid:1 1:1 2:1 3:1 # b\n0 qid:1 4:2 # c\n0 qid:1 5:1 # d\n")
     (folder / "d.qrels").write_text("1 t0 a 1\n1 t0 b 1\n1 t1 c 1\n1 t0 d 0\n")
     from svmstruct.losses import div
@@ -138,8 +136,8 @@ def tiny_problem(K):
     return div.build(dataset, {"subtopics": str(folder / "d.qrels"), "k": K, "levels": "tf>=1", "df_thresholds": "0"})
 
 
-def test_the_correct_subset_breaks_subtopic_ties_by_word_coverage():
-    problem = tiny_problem(1)
+def test_the_correct_subset_breaks_subtopic_ties_by_word_coverage(tmp_path):
+    problem = tiny_problem(1, tmp_path)
     # K = 1: a or b (t0, weight 2/3) is correct, loss 1/3; b covers words 1, 2, 3, a only word 1.
     # At w = 0 the oracle picks d (no subtopic: loss 1). Units are the words 1..5 in order.
     dcoef, delta = problem.most_violated(np.zeros(problem.X.shape[0]))

@@ -41,3 +41,19 @@ def test_the_readme_and_the_docs_link_to_files_that_exist():
     for page in [README, *sorted((ROOT / "docs").glob("*.md"))]:
         for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text()):
             assert (page.parent / target).exists(), f"{page.name} links to {target}, which does not exist"
+
+
+@pytest.mark.slow
+def test_the_checkpoint_example_of_docs_learn_runs_as_written(tmp_path):
+    """docs/learn.md's stopped-then-resumed run, on the shipped data: the first stops at its -# limit (a warning,
+    the checkpoint kept), the second resumes to a converged model and removes the checkpoint."""
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    text = (ROOT / "docs" / "learn.md").read_text()
+    (block,) = [b for b in re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M) if "--resume" in b]
+    first, second = [re.split(r"\s#\s", line)[0] for line in block.strip().splitlines()]
+    stopped = subprocess.run(["bash", "-c", first], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert stopped.returncode == 0 and "before convergence" in stopped.stderr and (tmp_path / "map.ckpt").exists()
+    resumed = subprocess.run(["bash", "-c", second], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "converged 1" in (tmp_path / "map.model").read_text() and not (tmp_path / "map.ckpt").exists()

@@ -25,6 +25,7 @@ from svmstruct.errors import UsageError
 
 LARGE_FEATURE = 1e4  # |x| above this: warn that the data is badly scaled
 CHECKPOINT_SECONDS = 30.0  # --checkpoint: at most one write per this many seconds (and one at the iteration limit)
+HEARTBEAT_SECONDS = 10.0  # -v 1 with --validate: a line at most this often inside a C's training
 
 
 def learn_command(**params):
@@ -34,6 +35,9 @@ def learn_command(**params):
     from svmstruct import config
     from svmstruct.io import files
 
+    if not params["train_files"]:  # click gave the one path to MODEL_FILE
+        raise UsageError(f"learn takes the training file(s) and then the model to write: svmstruct learn [OPTIONS] "
+                         f"TRAIN_FILE... MODEL_FILE (only '{params['model_file']}' was given)")
     fields = {spec.name for spec in dataclasses.fields(config.Run)}
     run = config.Run(**{k: v for k, v in params.items() if k in fields},
                      loss_options={k: v for k, v in params.items() if k not in fields})
@@ -60,16 +64,20 @@ def _train(checked, saving):
     if run.validation_file is not None:
         validation = data.read_svmlight(run.validation_file,
                                         dtype=np.float32 if run.single_precision else np.float64)
-    # progress lines: every iteration at -v 1 (at -v 2 also inside each C of a --validate grid)
-    callbacks = [loop.Progress(progress_printer(run.verbosity))] if log and (validation is None or
-                                                                             run.verbosity >= 2) else []
+    # progress lines: every iteration at -v 1 (at -v 2 also inside each C of a --validate grid, where -v 1 shows a
+    # line every HEARTBEAT_SECONDS: a long C is not silence)
+    callbacks: list = [loop.Progress(progress_printer(run.verbosity))] if log and (validation is None or
+                                                                                   run.verbosity >= 2) else []
+    if log and validation is not None and run.verbosity == 1:
+        callbacks = [_Heartbeat(HEARTBEAT_SECONDS)]
     with _training_source(checked, log) as (source, describe):
         def prepared(ready):
             if run.loss is None and run.problem is None and any(_has_queries(path) for path in run.train_files):
                 warn(f"the training data has queries (qid) and no -l was given: training {loss.name}, svm_perf's "
                      "default, which classifies documents and ignores the queries; -l pairs, map or ndcg@10 rank "
                      "within them")
-            _warn_if_badly_scaled(ready.largest, run.normalize, checked.kernel is not None)
+            _warn_if_badly_scaled(ready.largest, run.normalize, checked.kernel is not None,
+                                  any(_has_queries(path) for path in run.train_files))
             _describe(checked, ready, describe, log)
 
         models = api.train_grid(source, loss, checked.opts, checked.settings,
@@ -78,6 +86,28 @@ def _train(checked, saving):
     if log and not (validation is not None and run.verbosity >= 2):  # (-v 2 printed every C's summary)
         log(loop.summary(trained.result))
     return trained
+
+
+class _Heartbeat:
+    """A loop callback (loop.Callback's hooks) that says, at most every `every` seconds, where a C's training is."""
+
+    def __init__(self, every: float):
+        import time
+
+        self.every, self.clock = every, time.monotonic
+        self.last = self.clock()
+
+    def iteration(self, row: dict, state) -> None:
+        if self.clock() - self.last >= self.every:
+            self.last = self.clock()
+            say(f"C {state.C:g}: iteration {row['iteration']}, gap/C {row['gap']:.4g}, primal {row['primal']:.6g}, "
+                f"{row['seconds']:.0f} s")
+
+    def resumable(self, state, seconds: float) -> None:
+        pass
+
+    def finished(self, state) -> None:
+        pass
 
 
 def _describe(checked, ready, describe, log) -> None:
@@ -91,7 +121,8 @@ def _describe(checked, ready, describe, log) -> None:
     if kernel is not None and not kernel.size_given and ready.kernel_map.size + ready.kernel_map.dropped < kernel.size:
         log(f"--k: the basis is taken from all the training documents (the default, {kernel.size}, is more "
             "than there are)")
-    grid = ",".join(f"{C:g}" for C in settings.grid)
+    grid = ",".join(f"{C:g}" for C in settings.grid) + (" (the loss's default; -c sets it)" if checked.run.C is None
+                                                         else "")
     log(f"{describe(ready)}{_describe_map(ready.kernel_map)}; loss {checked.loss.name}, C {grid}, epsilon "
         f"{settings.epsilon_for(checked.loss):g}")
 
@@ -150,7 +181,7 @@ def _training_source(checked, log):
         read = [data.read_svmlight(path, dtype=np.float32 if run.single_precision else np.float64, layout=layout)
                 for path in run.train_files]
         dataset = read[0] if len(read) == 1 else data.concatenate(read)
-        code = (run.loss or default_loss()).strip()
+        code = (default_loss() if run.loss is None else run.loss).strip()
         others = losses.same_code_elsewhere(code, loss) if code.isdigit() and dataset.has_qid else []
         if others:
             warn(f"-l {code} is loss {loss.name} ({loss.summary}); the same code means -l {others[0].name} "
@@ -224,10 +255,11 @@ def _checkpointing(checked):
     return checkpoint.Writer(path, signature, settings.max_iterations, CHECKPOINT_SECONDS)
 
 
-def _warn_if_badly_scaled(largest: float, normalize: str, kernel: bool = False) -> None:
+def _warn_if_badly_scaled(largest: float, normalize: str, kernel: bool = False, queries: bool = True) -> None:
     if largest > LARGE_FEATURE and normalize == "none":
         how = "before learn -t (--normalize applies to linear models)" if kernel else \
-            "e.g. with --normalize query or --normalize global"
+            "e.g. with --normalize query (per query, as LETOR) or --normalize global" if queries else \
+            "e.g. with --normalize global (each feature divided by its largest value; the data has no queries)"
         warn(f"feature values reach {largest:.3g}: badly scaled data trains slowly and imprecisely; "
              f"scale the features, {how}")
 
@@ -246,7 +278,14 @@ def _select(models, validation, checked, log):
     if log:
         log(f"Selected C {best.C:g} (validation {measure} {best.value:.4f})")
     grid = sorted(point.C for point in points)
-    if len(grid) > 1 and best.C in (grid[0], grid[-1]):
+    values = {"nan" if point.value != point.value else round(point.value, 12) for point in points}
+    if len(grid) > 1 and not any(point.result.learned for point in points):
+        warn("no C of the grid learned (w = 0 or close to it for every C): try larger C, or another loss or feature "
+             "map (docs/learn.md: 'When a model does not learn')")
+    elif len(grid) > 1 and len(values) == 1:
+        warn(f"the validation {measure} is the same for every C of the grid ({best.value:.4f}): the validation data "
+             f"does not tell these C apart; the smallest is kept")
+    elif len(grid) > 1 and best.C in (grid[0], grid[-1]):
         warn(f"the best C on the validation data, {best.C:g}, is the {'smallest' if best.C == grid[0] else 'largest'} "
              f"of the grid: a {'smaller' if best.C == grid[0] else 'larger'} C may be better still; extend -c")
     return best.model
@@ -284,6 +323,6 @@ def command() -> click.Command:
         run_options,
         THREADS_OPTION,
         loss_options,
-        click.argument("train_files", nargs=-1, required=True, metavar="TRAIN_FILE..."),
+        click.argument("train_files", nargs=-1, required=False, metavar="TRAIN_FILE..."),
         click.argument("model_file"),
     ])

@@ -3,7 +3,7 @@ use it without knowing it by name (docs/ARCHITECTURE.md walks through adding one
 
 A loss is a `Loss` value listed in its family module's LOSSES; svmstruct/losses/__init__.py lists the
 family modules. It declares
-- its names (canonical, aliases such as svm_perf's numeric codes) and default epsilon;
+- its names (canonical, aliases such as svm_perf's numeric codes), default epsilon and default C;
 - its options (svmstruct.options.Option: typed, checked, with defaults), the only ones it accepts;
 - `build(dataset, opts) -> TrainingProblem`: the design matrix, n and the oracle (svmstruct.train.problem);
 - `output`: what the oracle maximises over, for the generic exhaustive tests: "labeling" (one binary
@@ -37,6 +37,7 @@ class Loss:
     needs_qid: bool = False  # every line must have qid:<id> (the examples are queries / candidate sets)
     other_codes: tuple = ()  # numeric -l codes another original gives this loss (svm_rank's -l 1 is pairs)
     plain_features: bool = True  # scores are w.x of the documents' features (a kernel map applies, learn -t)
+    default_C: float | None = 1.0  # learn's C without -c (docs/learn.md's table); None: -c must be given
 
     def decomposes(self, opts: dict) -> bool:
         """The oracle treats every query (candidate set) on its own: a file split into shards of whole

@@ -80,12 +80,15 @@ def _builder(code: int):
         if po.needs_negatives(code):
             used &= pos < sizes
         positive = int(np.sum(y > 0))
-        if positive == len(y) and code != po.ERRORRATE:  # F1, PRBEP... "learned" by calling everything positive
+        if len(y) and positive in (0, len(y)):  # a model that calls everything one class, "learned"
             low, high = float(np.min(data.y)), float(np.max(data.y))
-            raise InputError(f"every document is positive (labels {low:g} to "
+            classes = np.unique(data.y)
+            several = len(classes) > 2 and np.all(classes == np.round(classes))
+            raise InputError(f"every document is {'positive' if positive else 'negative'} (labels {low:g} to "
                              f"{high:g}; positive: above --rel-threshold {float(opts.get('rel_threshold') or 0.0):g})"
                              ": a binary loss needs both classes; say which labels are positive with "
-                             "--rel-threshold T", data.path)
+                             "--rel-threshold T" + (f", or train one model of the {len(classes)} classes with "
+                                                    "--problem multiclass" if several else ""), data.path)
         n = int(used.sum())
         if n == 0:
             P = int(np.sum(y > 0))
@@ -180,9 +183,12 @@ def _k_measure(prefix: str):
     return lambda opts: f"{prefix}{opts['k']}" if opts.get("k") else "prbep"
 
 
+DEFAULT_C = 100.0  # learns on the Reuters tasks where C = 1 calls every document negative (scripts/defaults.py)
+
+
 def _perf(name, aliases, summary, code, measure, extra=()):
     return Loss(name, aliases, "perf", summary, _builder(code), 0.1, options=(*extra, *COMMON),
-                output="ranking" if code == po.AVGPREC else "labeling", measure=measure)
+                output="ranking" if code == po.AVGPREC else "labeling", measure=measure, default_C=DEFAULT_C)
 
 
 LOSSES = [

@@ -456,10 +456,11 @@ def reachable_scheduler(text: str) -> str:
     return f"tcp://{host if ':' not in host else f'[{host}]'}:{port}"
 
 
-def _within(seconds: float, start, failed: str, silent: str):
+def _within(seconds: float, start, failed: str, silent: str, garbled: str | None = None):
     """start() (a Dask client or cluster) in a daemon thread, waited for at most SECONDS: Dask's own timeouts do
     not cover a peer that accepts the connection and never speaks its protocol (an HTTP server). Its result, or
-    DistributedError: FAILED, then why (its error, or SILENT after SECONDS)."""
+    DistributedError: FAILED, then why (its error, or SILENT after SECONDS, or GARBLED when an error other than
+    the connection's says the peer's reply is not Dask's: a text read as a frame length asks for exabytes)."""
     import threading
 
     outcome: list = []
@@ -476,6 +477,8 @@ def _within(seconds: float, start, failed: str, silent: str):
     if not outcome:
         raise DistributedError(f"{failed}: {silent} within {seconds:g} s")
     done, value = outcome[0]
+    if not done and garbled is not None and not isinstance(value, OSError):
+        raise DistributedError(f"{failed}: {garbled}")
     if not done:
         message = str(value).strip().splitlines()
         raise DistributedError(f"{failed}: {type(value).__name__}: {message[-1] if message else ''}".rstrip(": "))
@@ -500,7 +503,8 @@ def client_for(workers: int | None = None, scheduler: str | None = None, threads
         address = reachable_scheduler(scheduler)
         client = _within(CONNECT_TIMEOUT, lambda: Client(address, timeout=f"{int(CONNECT_TIMEOUT)}s"),
                          f"cannot reach the Dask scheduler at {scheduler}",
-                         "something listens there, but no Dask scheduler answered")
+                         "something listens there, but no Dask scheduler answered",
+                         "something answered there, but not in Dask's protocol (is it a Dask scheduler's port?)")
         return client, client.close, threads
     if workers is None or workers < 1:
         from svmstruct.errors import UsageError

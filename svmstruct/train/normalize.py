@@ -26,19 +26,49 @@ def query_level(data: Dataset) -> Dataset:
     if isinstance(X, np.ndarray):
         blocks = [_min_max(X[lo:hi].astype(np.float64)) for lo, hi in zip(data.qptr[:-1], data.qptr[1:])]
         return dataclasses.replace(data, X=np.vstack(blocks).astype(X.dtype))
+    return dataclasses.replace(data, X=_sparse_min_max(X, np.asarray(data.qptr, dtype=np.int64)))
+
+
+def _sparse_min_max(X, qptr: np.ndarray):
+    """query_level of a CSR matrix, sparse throughout: per (query, feature) the minimum and maximum of its stored
+    values and, where a document of the query lacks the feature, 0. Where that minimum is 0 (non-negative
+    features, such as counts and TF-IDF) an absent feature stays absent; only a feature with negative values in a
+    query where some document lacks it gets entries for those documents ((0 - min) / (max - min) != 0)."""
     import scipy.sparse as sp
 
-    parts = []
-    for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):
-        block = X[lo:hi].tocsc()
-        used = np.flatnonzero(np.diff(block.indptr))  # a column the query does not use stays 0
-        scaled = _min_max(block[:, used].toarray().astype(np.float64))
-        parts.append(sp.csr_matrix((scaled.ravel(), (np.repeat(np.arange(hi - lo), len(used)), np.tile(used, hi - lo))),
-                                   shape=(hi - lo, X.shape[1])))
-    out = sp.vstack(parts, format="csr").astype(X.dtype)
+    coo = X.tocoo()
+    if coo.nnz == 0:
+        return X.copy()
+    rows, cols = coo.row.astype(np.int64), coo.col.astype(np.int64)
+    values = coo.data.astype(np.float64)
+    query = np.searchsorted(qptr, rows, side="right") - 1
+    key = query * X.shape[1] + cols
+    order = np.argsort(key, kind="stable")
+    key, rows, cols, values, query = key[order], rows[order], cols[order], values[order], query[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    counts = np.diff(np.r_[starts, len(key)])
+    size = (qptr[1:] - qptr[:-1])[query[starts]]
+    absent = counts < size  # some document of the query lacks the feature: a 0 in its minimum and maximum
+    low, high = np.minimum.reduceat(values, starts), np.maximum.reduceat(values, starts)
+    low, high = np.where(absent, np.minimum(low, 0.0), low), np.where(absent, np.maximum(high, 0.0), high)
+    span = high - low
+    group = np.repeat(np.arange(len(starts)), counts)
+    scaled = np.where(span[group] > 0, (values - low[group]) / np.where(span > 0, span, 1.0)[group], 0.0)
+    filled = np.flatnonzero(absent & (low < 0))  # absent documents get (0 - low) / span
+    extra_rows, extra_cols, extra_values = [], [], []
+    for g in filled:
+        q = query[starts[g]]
+        present = rows[starts[g]:starts[g] + counts[g]]
+        missing = np.setdiff1d(np.arange(qptr[q], qptr[q + 1]), present, assume_unique=True)
+        extra_rows.append(missing)
+        extra_cols.append(np.full(len(missing), cols[starts[g]]))
+        extra_values.append(np.full(len(missing), -low[g] / span[g]))
+    out = sp.csr_matrix((np.concatenate([scaled, *extra_values]),
+                         (np.concatenate([rows, *extra_rows]), np.concatenate([cols, *extra_cols]))),
+                        shape=X.shape).astype(X.dtype)
     out.eliminate_zeros()
     out.sort_indices()
-    return dataclasses.replace(data, X=out)
+    return out
 
 
 def _min_max(block: np.ndarray) -> np.ndarray:
