@@ -1,77 +1,148 @@
-"""The problems of the package. SVM-multiclass (svmstruct.problems.multiclass) against scikit-learn's
-LinearSVC(multi_class="crammer_singer")
-(liblinear's Crammer & Singer solver) on the same objective, on scikit-learn's digits (1,797 images, 10 classes,
-64 features; 1,000 to train, the rest to test): svm_multiclass's 1/2|w|^2 + C/n sum xi with Delta = 100 equals
-liblinear's with C_liblinear = C / (100 n), w = 100 w_liblinear. Prints both primal objectives (computed alike
-here), their relative difference, the times and the test accuracies. SVM-hmm (svmstruct.problems.hmm) on the
-sticky Markov chains of tests/test_hmm.py (150 sequences to train, 100 held out): held-out token accuracy against
-SVM-multiclass on the tokens alone, and the training time of 3,000 sequences. The original programs are not in
-these comparisons: their sources cannot be fetched from this machine.
+"""svmstruct's SVM-multiclass and SVM-hmm beside the originals, svm_multiclass V2.20 and svm_hmm V3.10, whole
+processes on the same files: the primal objective each prints (1/2|w|^2 + C/n sum xi, the same number for both),
+the test accuracy, the wall time and the peak resident memory (`/usr/bin/time -v`; ours in its own process).
 
-Usage: python scripts/bench_problems.py
+- scikit-learn's digits (1,000 images to train, 797 to test; ../shared/reference/struct), C 1, 100, 10000, -e 0.01;
+- text of 20 Newsgroups' size, synthetic (written into OUT once): 20 classes, 11,314 training and 7,532 test
+  documents over a vocabulary of 60,000 words (Zipf-distributed, ~120 distinct words a document, TF-IDF values,
+  each class favouring its own words), C 1000, -e 0.1;
+- the OCR letters (704 words, 5,375 letters to train; 626, 4,617 to test), C 1, 10, 100 first order, and C 10
+  with --t 2, --e 1 and both (-e 0.5), and with the beam of width 3 at classification;
+- sequences of more than 10,000 tokens, synthetic (written into OUT once): 3,000 sequences of a sticky 26-tag chain,
+  ~36,000 tokens, 128 features, C 10, -e 0.5, first order and --t 2.
+The originals are taken from ANCHOR_BIN (svm_multiclass_learn, svm_multiclass_classify, svm_hmm_learn,
+svm_hmm_classify: built from their public sources outside this repository); without them their columns are empty.
+Usage: python scripts/bench_problems.py [--shared ../shared] [--out exp/problems]
 """
+import argparse
+import os
+import re
+import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.datasets import load_digits
-from sklearn.svm import LinearSVC
 
-import svmstruct
-from svmstruct.problems.hmm import HMM
-from svmstruct.problems.multiclass import LOSS, Examples, Multiclass
+import experiment
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from test_hmm import sequences, token_accuracy  # noqa: E402
-from test_multiclass import objective  # noqa: E402
+SVM = str(Path(sys.executable).with_name("svmstruct"))
+OWN = {**os.environ, "SVMSTRUCT_RESIDENT": "0"}
+
+
+def text_files(out: Path) -> tuple:
+    """The synthetic 20-class text (module docstring), written once."""
+    train, test = out / "text.train.svm", out / "text.test.svm"
+    if train.exists() and test.exists():
+        return train, test
+    rng = np.random.default_rng(20)
+    V, K = 60000, 20
+    base = 1.0 / np.arange(1, V + 1) ** 1.05
+    favoured = [rng.choice(V, 800, replace=False) for _ in range(K)]
+    idf = np.log(1 + 1 / base)
+    out.mkdir(parents=True, exist_ok=True)
+    for path, count in ((train, 11314), (test, 7532)):
+        lines = []
+        for c in rng.integers(0, K, count):
+            p = base.copy()
+            p[favoured[c]] *= 8.0
+            words = np.unique(rng.choice(V, 160, p=p / p.sum()))
+            values = idf[words] * (1 + rng.random(len(words)))
+            values /= np.linalg.norm(values)
+            lines.append(f"{c + 1} " + " ".join(f"{w + 1}:{v:.6f}" for w, v in zip(words, values)))
+        path.write_text("\n".join(lines) + "\n")
+    return train, test
+
+
+def chain_files(out: Path) -> tuple:
+    """Long sequences of a sticky 26-tag Markov chain, noisy 128-dimensional prototypes (module docstring)."""
+    train, test = out / "chain.train.hmm", out / "chain.test.hmm"
+    if train.exists() and test.exists():
+        return train, test
+    rng = np.random.default_rng(26)
+    K, D = 26, 128
+    prototypes = rng.random((K, D)) < 0.3
+    out.mkdir(parents=True, exist_ok=True)
+    for path, count, first in ((train, 3000, 1), (test, 1000, 5001)):
+        lines = []
+        for q in range(count):
+            tag = int(rng.integers(K))
+            for _ in range(int(rng.integers(6, 18))):
+                tag = tag if rng.random() < 0.7 else int(rng.integers(K))
+                pixels = prototypes[tag] ^ (rng.random(D) < 0.15)
+                lines.append(f"{tag + 1} qid:{first + q} " + " ".join(f"{j + 1}:1" for j in np.flatnonzero(pixels)))
+        path.write_text("\n".join(lines) + "\n")
+    return train, test
+
+
+def measured(cmd: list) -> tuple:
+    """(output, wall s, peak MB) of a whole process."""
+    return experiment.time_v([str(c) for c in cmd])
+
+
+def pval(text: str) -> float:
+    return float(re.findall(r"pval=([-0-9.e+]+)", text)[-1])
+
+
+def accuracy(predictions: Path, test: Path) -> float:
+    predicted = [line.split()[0] for line in predictions.read_text().splitlines() if line.strip()]
+    truth = [line.split()[0] for line in test.read_text().splitlines() if line.strip()]
+    return float(np.mean([a == b for a, b in zip(predicted, truth)]))
+
+
+def case(name: str, problem: str, train: Path, test: Path, C: str, eps: str, ours: list, theirs: list, beam=None,
+         anchor: str | None = None) -> str:
+    """One row: ours and the original's objective, test accuracy, wall time, peak memory."""
+    with tempfile.TemporaryDirectory() as tmp:
+        model, pred = Path(tmp) / "m", Path(tmp) / "p"
+        text, seconds, peak = measured([SVM, "learn", "--problem", problem, "-c", C, "-e", eps, *ours, train, model])
+        classify = [SVM, "classify", *(["--b", beam] if beam else []), test, model, pred]
+        subprocess.run(classify, check=True, env=OWN, capture_output=True)
+        row = [f"{pval(text):.4f}", f"{accuracy(pred, test):.4f}", f"{seconds:.2f}", f"{peak:.0f}"]
+        learn = Path(anchor or "/nonexistent") / f"svm_{problem}_learn"
+        if learn.exists():
+            text, seconds, peak = measured([learn, "-c", C, "-e", eps, *theirs, train, model])
+            subprocess.run([learn.with_name(f"svm_{problem}_classify"), *(["--b", beam] if beam else []), test, model,
+                            pred], check=True, capture_output=True)
+            row += [f"{pval(text):.4f}", f"{accuracy(pred, test):.4f}", f"{seconds:.2f}", f"{peak:.0f}"]
+        else:
+            row += ["", "", "", ""]
+    return f"| {name} | " + " | ".join(row) + " |"
 
 
 def main():
-    X, y = load_digits(return_X_y=True)
-    order = np.random.default_rng(0).permutation(len(y))
-    X = sp.csr_matrix(X / 16.0)
-    train, test = (Examples(X[part], y[part] + 1) for part in (order[:1000], order[1000:]))
-    n, K = len(train), 10
-    print("| C | svmstruct primal | iterations | s | liblinear primal | s | rel. diff | test accuracy "
-          "(ours / liblinear) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for C in (1.0, 100.0, 10000.0):
-        start = time.perf_counter()
-        ours = svmstruct.fit_problem(Multiclass(), train, C=C, epsilon=0.01)
-        ours_s = time.perf_counter() - start
-        w = np.zeros(K * X.shape[1])
-        w[:len(ours.w)] = ours.w
-        start = time.perf_counter()
-        theirs = LinearSVC(multi_class="crammer_singer", fit_intercept=False, C=C / (LOSS * n), tol=1e-8,
-                           max_iter=100000).fit(train.X, train.y)
-        theirs_s = time.perf_counter() - start
-        p_ours = objective(train.X, train.y, w, C, K)
-        p_theirs = objective(train.X, train.y, LOSS * theirs.coef_.ravel(), C, K)
-        acc_ours = np.mean(np.array(svmstruct.problems.predict(ours, test)) == test.y)
-        acc_theirs = np.mean(theirs.predict(test.X) == test.y)
-        print(f"| {C:g} | {p_ours:.6f} | {ours.result.iterations} | {ours_s:.2f} | {p_theirs:.6f} | {theirs_s:.2f} | "
-              f"{(p_ours - p_theirs) / p_theirs:+.2e} | {acc_ours:.4f} / {acc_theirs:.4f} |")
-
-    hmm_table()
-
-
-def hmm_table():
-    drawn = sequences(np.random.default_rng(1), 250)
-    train, test = drawn[:150], drawn[150:]
-    hmm = svmstruct.fit_problem(HMM(), train, C=10.0)
-    tokens = Examples(sp.vstack([x for x, _ in train], format="csr"), np.concatenate([y for _, y in train]))
-    alone = svmstruct.fit_problem(Multiclass(), tokens, C=10.0)
-    flat = Examples(sp.vstack([x for x, _ in test], format="csr"), np.concatenate([y for _, y in test]))
-    without = np.mean(np.array(svmstruct.problems.predict(alone, flat)) == flat.y)
-    print(f"\nSVM-hmm held-out token accuracy {token_accuracy(svmstruct.problems.predict(hmm, test), test):.4f} "
-          f"({hmm.result.iterations} iterations); the tokens alone (SVM-multiclass) {without:.4f}")
-    many = sequences(np.random.default_rng(2), 3000)
-    start = time.perf_counter()
-    trained = svmstruct.fit_problem(HMM(), many, C=10.0)
-    print(f"SVM-hmm on 3,000 sequences ({sum(len(y) for _, y in many):,} tokens): {trained.result.iterations} "
-          f"iterations in {time.perf_counter() - start:.2f} s")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared"))
+    parser.add_argument("--out", default="exp/problems")
+    args = parser.parse_args()
+    struct = Path(args.shared) / "reference" / "struct"
+    experiment.require(struct / "digits.train.svm", struct / "letters.train.hmm")
+    out = Path(args.out)
+    anchor = os.environ.get("ANCHOR_BIN")
+    print("objective (pval), test accuracy (tokens for hmm), wall s, peak MB: svmstruct | the original"
+          + ("" if anchor else " (ANCHOR_BIN not set: the originals' columns are empty)"))
+    print("| case | pval | accuracy | s | MB | original pval | accuracy | s | MB |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    digits = (struct / "digits.train.svm", struct / "digits.test.svm")
+    for C in ("1", "100", "10000"):
+        print(case(f"digits C {C}", "multiclass", *digits, C, "0.01", [], [], anchor=anchor), flush=True)
+    text = text_files(out)
+    print(case("text, 20 classes, 11,314 documents, C 1000", "multiclass", *text, "1000", "0.1", [], [],
+               anchor=anchor), flush=True)
+    letters = (struct / "letters.train.hmm", struct / "letters.test.hmm")
+    for C in ("1", "10", "100"):
+        print(case(f"letters C {C}", "hmm", *letters, C, "0.5", [], [], anchor=anchor), flush=True)
+    for label, ours, theirs in (("--t 2", ["--problem-option", "transitions=2"], ["--t", "2"]),
+                                ("--e 1", ["--problem-option", "emissions=1"], ["--e", "1"]),
+                                ("--t 2 --e 1", ["--problem-option", "transitions=2", "--problem-option",
+                                                 "emissions=1"], ["--t", "2", "--e", "1"])):
+        print(case(f"letters C 10 {label}", "hmm", *letters, "10", "0.5", ours, theirs, anchor=anchor), flush=True)
+    print(case("letters C 10, classify --b 3", "hmm", *letters, "10", "0.5", [], [], beam="3", anchor=anchor),
+          flush=True)
+    chain = chain_files(out)
+    print(case("chain, 3,000 sequences, C 10", "hmm", *chain, "10", "0.5", [], [], anchor=anchor), flush=True)
+    print(case("chain, 3,000 sequences, C 10 --t 2", "hmm", *chain, "10", "0.5", ["--problem-option", "transitions=2"],
+               ["--t", "2"], anchor=anchor), flush=True)
 
 
 if __name__ == "__main__":

@@ -64,8 +64,9 @@ class Run:
         "-w", show_default=True,
         help="Accepted for svm_perf compatibility: 3 or 4 (both mean the 1-slack algorithm used here)."))
     model_format: str = field(default="svmstruct", metadata=cli(
-        "--format", kind="choice", choices=("svmstruct", "svmlight"), show_default=True,
-        help="Model file format; svmlight is readable by svm_perf_classify/svm_rank_classify."))
+        "--format", kind="choice", choices=("svmstruct", "svmlight", "svm_multiclass", "svm_hmm"), show_default=True,
+        help="Model file format; svmlight is readable by svm_perf_classify/svm_rank_classify, svm_multiclass and "
+        "svm_hmm (with --problem multiclass, hmm) by svm_multiclass_classify and svm_hmm_classify."))
     single_precision: bool = field(default=True, metadata=cli(
         "--float32/--float64", kind="switch", show_default=True,
         help="Store feature values in single precision, as svm_light, svm_perf and svm_rank do (the same values as "
@@ -135,6 +136,7 @@ class Run:
         if self.problem is None and (self.rescaling is not None or self.problem_options):
             raise UsageError(f"{'-o' if self.rescaling is not None else '--problem-option'} applies to --problem")
         settings = Settings(self._grid(loss), self.epsilon, self.max_iterations, self.normalize).check(loss)
+        self._check_format(loss)
         if self.normalize == "query" and self.model_format == "svmlight":
             raise UsageError("--normalize query needs the svmstruct model format: the originals' classify programs "
                              "would score raw features")
@@ -183,6 +185,22 @@ class Run:
             raise UsageError(f"-o 1: {loss.name} has no slack-rescaling oracle (most_violated_slack); train with "
                              "-o 2 (margin rescaling)")
         return loss, opts
+
+    def _check_format(self, loss: Loss) -> None:
+        """--format fits what is trained: svm_light's for a loss, the original's of a problem of svmstruct's."""
+        from svmstruct.io import struct_models
+
+        if self.problem is None and self.model_format in struct_models.FORMATS:
+            raise UsageError(f"--format {self.model_format} writes models of --problem "
+                             f"{struct_models.FORMATS[self.model_format]}")
+        if self.problem is not None and self.model_format == "svmlight":
+            raise UsageError("--format svmlight writes a linear model of documents; a --problem's model is svmstruct's"
+                             " (or, for multiclass and hmm, svm_multiclass's and svm_hmm's: --format svm_multiclass, "
+                             "svm_hmm)")
+        if self.problem is not None and self.model_format in struct_models.FORMATS and \
+                loss.name != struct_models.PROBLEMS[struct_models.FORMATS[self.model_format]]:
+            raise UsageError(f"--format {self.model_format} writes models of --problem "
+                             f"{struct_models.FORMATS[self.model_format]}, not of {self.problem}")
 
     def _grid(self, loss: Loss) -> list:
         if self.C is None or (isinstance(self.C, (list, tuple)) and list(self.C) == [None]):

@@ -48,7 +48,7 @@ class Model:
     loss: str = "errorrate"
     options: dict = field(default_factory=dict)  # loss options (strings), e.g. {"k": "10"}
     header: dict = field(default_factory=dict)  # C, epsilon, bias, statistics (strings or numbers)
-    format: str = "svmstruct"  # or "svmlight" for a model read from the originals
+    format: str = "svmstruct"  # or "svmlight", "svm_multiclass", "svm_hmm" for a model read from the originals
     result: Any = field(default=None, repr=False, compare=False)  # the TrainResult of a model just trained
     summary: Any = field(default=None, repr=False, compare=False)  # and its problem.TrainingSummary
     columns: np.ndarray | None = None  # sorted 0-based feature ids of the entries of w (hashed ids); None: dense
@@ -210,14 +210,23 @@ def _basis_lines(expansion) -> list:
 
 
 def save_model(model: Model, path: str, fmt: str = "svmstruct") -> None:
-    """Write the model to `path` (`-`: stdout) atomically, in svmstruct's format or svm_light's."""
-    from svmstruct.io import files
+    """Write the model to `path` (`-`: stdout) atomically, in svmstruct's format, svm_light's, or for a model of
+    SVM-multiclass or SVM-hmm the original's (svm_multiclass, svm_hmm)."""
+    from svmstruct.io import files, struct_models
 
-    files.write_output(path, format_svmlight(model) if fmt == "svmlight" else format_model(model))
+    if fmt in struct_models.FORMATS:
+        kind = struct_models.FORMATS[fmt]
+        if model.loss != struct_models.PROBLEMS[kind]:
+            raise UsageError(f"--format {fmt} writes models of --problem {kind}, not of {model.loss}")
+        text = struct_models.format(kind, model.options, model.w, int(model.header.get("documents", 0)))
+    else:
+        text = format_svmlight(model) if fmt == "svmlight" else format_model(model)
+    files.write_output(path, text)
 
 
 def load_model(path: str) -> Model:
-    """Read a model in svmstruct's format or svm_light's linear format (detected from the first line)."""
+    """Read a model in svmstruct's format, svm_light's (linear or kernel), svm_multiclass's or svm_hmm's (detected
+    from the first line)."""
     from svmstruct.io import files
 
     with files.open_text(path, "model") as f:
@@ -238,6 +247,12 @@ def load_model(path: str) -> Model:
         return _parse_svmstruct(lines, path)
     if lines[0].startswith("SVM-light Version"):
         return _parse_svmlight(lines, path)
+    from svmstruct.io import struct_models
+
+    if struct_models.kind_of(lines[0]):
+        kind, options, w = struct_models.read(lines, path)
+        return Model(w=w, loss=struct_models.PROBLEMS[kind], options={k: str(v) for k, v in options.items()},
+                     format=f"svm_{kind}")
     raise InputError(f"not a model file (first line '{lines[0][:40]}')", path, 1)
 
 
@@ -468,18 +483,18 @@ def format_svmlight(model: Model) -> str:
 
 
 def _int(text: str, path: str, line: int, low: int = -(2**62), high: int = 2**62) -> int:
-    if not _INTEGER.match(text.strip()):
+    if not _INTEGER.match(text.strip(" \t")):  # (str.strip would also take control characters such as \x1c)
         raise InputError(f"expected an integer, found '{text}'", path, line)
-    value = int(text)
+    value = int(text.strip(" \t"))
     if not low <= value <= high:
         raise InputError(f"{value} is outside {low}..{high}", path, line)
     return value
 
 
 def _float(text: str, path: str, line: int) -> float:
-    if not _DECIMAL.match(text.strip()):
+    if not _DECIMAL.match(text.strip(" \t")):
         raise InputError(f"expected a number, found '{text}'", path, line)
-    v = float(text)
+    v = float(text.strip(" \t"))
     if not np.isfinite(v):
         raise InputError(f"value is not finite: '{text}'", path, line)
     return v

@@ -101,3 +101,58 @@ def test_learn_and_classify_sequences_from_the_command_line(chains, tmp_path):
     model = svmstruct.load_model(str(tmp_path / "m"))
     again = svmstruct.fit_problem(HMM(), HMM().read(str(tmp_path / "train")), C=10.0)
     np.testing.assert_allclose(again.w, model.w, rtol=1e-9, atol=1e-12)
+
+
+# ---- svm_hmm's orders, its beam and the zero/one loss
+
+def _orders(rng):
+    t = int(rng.integers(0, 4))
+    return t, int(rng.integers(0, min(t, 1) + 1)), int(rng.integers(0, 2))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_viterbi_of_every_order_attains_the_enumerated_maximum(seed):
+    """Transitions of order 0-3, emissions of order 0-1, the wrong tags or zero/one per sequence: the most violated
+    tagging and the prediction against every tagging (random, zero and integer weights: ties)."""
+    rng = np.random.default_rng(100 + seed)
+    t, e, loss = _orders(rng)
+    K, D, length = int(rng.integers(1, 4)), 3, int(rng.integers(1, 6))
+    problem = HMM(tags=K, features=D, transitions=t, emissions=e, loss_function=loss)
+    dim = problem.dimension([])
+    x = sp.csr_matrix(np.round(rng.normal(size=(length, D)), 1))
+    y = rng.integers(1, K + 1, size=length)
+    everything = [np.array(out) for out in itertools.product(range(1, K + 1), repeat=length)]
+    for w in (rng.normal(size=dim), np.zeros(dim), np.round(rng.normal(size=dim))):
+        def margin(out, w=w):
+            return problem.loss(y, out) + w @ problem.vector(x, out, dim)
+
+        def score(out, w=w):
+            return w @ problem.vector(x, out, dim)
+
+        assert margin(problem.most_violated(x, y, w)) == pytest.approx(max(map(margin, everything)), abs=1e-9)
+        assert score(problem.predict(x, w)) == pytest.approx(max(map(score, everything)), abs=1e-9)
+        wide = problem.predict(x, w, beam=10_000)  # a beam that keeps every state: exact
+        assert score(wide) == pytest.approx(max(map(score, everything)), abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_all_at_once_cut_of_every_order_equals_the_one_at_a_time_cut(seed):
+    rng = np.random.default_rng(200 + seed)
+    t, e, loss = _orders(rng)
+    problem = HMM(transitions=t, emissions=e, loss_function=loss)
+    examples = sequences(rng, 6, K=3, D=4)
+    dim = problem.dimension(examples)
+    for w in (rng.normal(size=dim), np.zeros(dim)):
+        fast, total = problem.cut(examples, w, 2)
+        slow, slow_total = StructuredProblem.cut(problem, examples, w, 2)
+        np.testing.assert_allclose(fast, slow, atol=1e-9)
+        assert total == slow_total
+
+
+def test_svm_hmms_option_checks():
+    from svmstruct.errors import UsageError
+
+    with pytest.raises(UsageError, match="at most that of the transitions"):
+        HMM(transitions=0, emissions=1)
+    run = invoke_here("learn", "--problem", "hmm", "-c", "1", "--problem-option", "transitions=4", "x", "m")
+    assert run.returncode == 2 and "must be 0, 1, 2 or 3" in run.stderr

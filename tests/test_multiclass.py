@@ -98,3 +98,32 @@ def test_learn_and_classify_multiclass_from_the_command_line(digits, tmp_path):
     bad.write_text("1 1:0.5\n0 2:1\n")
     run = invoke_here("learn", "--problem", "multiclass", "-c", "1", "-v", "0", bad, tmp_path / "m2")
     assert run.returncode == 1 and f"{bad}:2: class 0 is not one of 1, 2" in run.stderr
+
+
+def test_a_wide_problem_keeps_its_constraints_apart_and_sparse_and_trains_the_same(monkeypatch):
+    """K D >= 2^17 weights: the working set keeps each constraint in arrays of its own, sparse where smaller
+    (loop_state.WideWorkingSet), and solves the same problem as a single buffer: the two runs differ only by
+    round-off, which the QP's solutions amplify, so both are compared as certified solutions of one objective."""
+    from svmstruct.train import loop_state
+
+    rng = np.random.default_rng(5)
+    K, D, n, C = 4, 40000, 120, 100.0
+    X = sp.random(n, D, density=0.002, format="csr", random_state=6) * 5
+    y = rng.integers(1, K + 1, n)
+    wide = svmstruct.fit_problem(Multiclass(classes=K, features=D), Examples(X, y), C=C)
+    state = loop_state.LoopState.at_zero(1, K * D, 1.0, 0.1, 0.0)
+    assert isinstance(state.working_set, loop_state.WideWorkingSet)
+    monkeypatch.setattr(loop_state.WideWorkingSet, "WIDTH", 1 << 40)
+    narrow = svmstruct.fit_problem(Multiclass(classes=K, features=D), Examples(X, y), C=C)
+    assert wide.result.converged and narrow.result.converged
+    objectives = [objective(X, y, model.w, C, K) for model in (wide, narrow)]
+    assert objectives[0] == pytest.approx(objectives[1], rel=1e-3)
+    assert wide.result.primal == pytest.approx(objectives[0], rel=1e-6)
+    ws = loop_state.WideWorkingSet(10)
+    a, b = np.array([0, 0, 1.0, 0, 0, 0, 0, 0, 0, 2.0]), np.arange(10.0)
+    ws.add(a, 1.0)
+    ws.add(b, 2.0)
+    assert ws.rows[0][0] is not None and ws.rows[1][0] is None  # the first sparse, the second dense
+    np.testing.assert_allclose(ws.G, np.array([[a @ a, a @ b], [a @ b, b @ b]]))
+    np.testing.assert_allclose(ws.combination(np.array([2.0, 0.5])), 2 * a + 0.5 * b)
+    np.testing.assert_allclose(ws.A, np.vstack([a, b]))

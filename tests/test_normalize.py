@@ -67,7 +67,10 @@ def test_sparse_text_without_queries_stays_sparse():
     import tracemalloc
 
     rng = np.random.default_rng(2)
-    X = sp.random(20_000, 20_000, density=0.001, format="csr", random_state=3, dtype=np.float32)
+    nnz = 400_000
+    X = sp.csr_matrix((rng.random(nnz, dtype=np.float32) + 0.1, (rng.integers(0, 20_000, nnz),
+                                                                 rng.integers(0, 20_000, nnz))), shape=(20_000, 20_000))
+    X.sum_duplicates()
     d = data.from_arrays(X, rng.integers(0, 2, 20_000))
     tracemalloc.start()
     out = normalize.query_level(d).X

@@ -8,7 +8,7 @@ from svmstruct.errors import UsageError
 from svmstruct.options import SCORE_FORMATS
 
 
-def classify_command(output_format, tag, verbosity, problem, test_file, model_file, output):
+def classify_command(output_format, tag, verbosity, problem, beam, test_file, model_file, output):
     """Score TEST_FILE with MODEL_FILE (ours or svm_light/svm_perf/svm_rank's); write to OUTPUT (default stdout)."""
     import numpy as np
 
@@ -20,13 +20,16 @@ def classify_command(output_format, tag, verbosity, problem, test_file, model_fi
     files.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file), ("MODEL_FILE", model_file)])
     files.check_writable(output)
     trained = model.load_model(model_file)
-    if trained.loss.count(":") == 1 and trained.format == "svmstruct":  # a structured problem's (MODULE:CLASS)
+    if trained.loss.count(":") == 1 and trained.format != "svmlight":  # a structured problem's (MODULE:CLASS)
         from svmstruct import problems
 
-        files.write_output(output, problems.classify(trained, test_file, problem, files.display_name(model_file)))
+        overrides = {"beam": beam} if beam is not None else None
+        files.write_output(output, problems.classify(trained, test_file, problem, files.display_name(model_file),
+                                                     overrides))
         return
-    if problem is not None:
-        raise UsageError(f"--problem {problem}: the model is not of a structured problem (its loss is {trained.loss})")
+    if problem is not None or beam is not None:
+        raise UsageError(f"{'--problem' if problem is not None else '--b'} applies to a model of a structured problem "
+                         f"(this model's loss is {trained.loss})")
     loss = losses.REGISTRY.get(trained.loss)
     formats = loss.formats if loss else SCORE_FORMATS
     fmt = output_format or formats[0]
@@ -65,6 +68,9 @@ def command() -> click.Command:
         click.option("--problem", metavar="MODULE:CLASS", default=None,
                      help="The model's structured problem when it is yours (not one of svmstruct's): its module is "
                           "imported, and so runs, only when named here; it must be the model's."),
+        click.option("--b", "beam", type=Integer(0, 1 << 20), default=None, metavar="WIDTH",
+                     help="A model of --problem hmm: tag with svm_hmm's beam search of this width (0: exact Viterbi; "
+                          "default: the model's), as svm_hmm_classify --b."),
         THREADS_OPTION,
         click.argument("test_file"),
         click.argument("model_file"),

@@ -211,7 +211,7 @@ def _problem_source(checked) -> tuple:
     from svmstruct import api, problems
 
     problem = problems.instance(checked.loss, checked.opts)
-    examples = [example for path in checked.run.train_files for example in problem.read(path)]
+    examples = problem.read_all(list(checked.run.train_files))
     source = api.ExamplesSource(problem, examples, "+".join(checked.run.train_files))
     return source, lambda ready: (f"Training set {source.path}: {len(examples)} examples, dimension "
                                   f"{ready.outline.dim}")

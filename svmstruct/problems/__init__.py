@@ -48,17 +48,26 @@ def _predictions(structured: StructuredProblem, trained, examples: list, source:
     return [structured.predict(x, trained.w) for x, _ in examples]
 
 
-def problem_of(trained, named: str | None = None, source: str | None = None) -> StructuredProblem:
-    """The problem a model was trained on, with the options its file records; a model read from the file SOURCE
-    loads a module that is not svmstruct's only when NAMED (the command line's --problem) names it (base.load)."""
+def problem_of(trained, named: str | None = None, source: str | None = None,
+               overrides: dict | None = None) -> StructuredProblem:
+    """The problem a model was trained on, with the options its file records (and OVERRIDES: classify's, e.g. the
+    beam); a model read from the file SOURCE loads a module that is not svmstruct's only when NAMED (the command
+    line's --problem) names it (base.load)."""
+    from svmstruct.errors import UsageError
+
     loss = as_loss(load(trained.loss, named, source))
-    return instance(loss, loss.resolve({k: v for k, v in trained.options.items() if loss.option(k) is not None}))
+    for key in overrides or {}:
+        if loss.option(key) is None:
+            raise UsageError(f"the model's problem {loss.name} takes no option {key}")
+    options = {k: v for k, v in trained.options.items() if loss.option(k) is not None}
+    return instance(loss, loss.resolve({**options, **(overrides or {})}))
 
 
-def classify(trained, path: str, named: str | None = None, source: str | None = None) -> str:
+def classify(trained, path: str, named: str | None = None, source: str | None = None,
+             overrides: dict | None = None) -> str:
     """`svmstruct classify` of a problem's model read from SOURCE: one format(y) line per example of the file at
     `path`."""
-    structured = problem_of(trained, named, source)
+    structured = problem_of(trained, named, source, overrides)
     predictions = _predictions(structured, trained, structured.read(path), source)
     return "".join(structured.format(y) + "\n" for y in predictions)
 

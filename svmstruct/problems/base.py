@@ -19,11 +19,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmstruct.errors import InputError, UsageError
+from svmstruct.io.struct_models import PROBLEMS
 from svmstruct.train.problem import TrainingProblem
 
 MARGIN, SLACK = 2, 1  # svm_struct's -o
-BUILT_IN = {"multiclass": "svmstruct.problems.multiclass:Multiclass",  # --problem's short names
-            "hmm": "svmstruct.problems.hmm:HMM"}
+BUILT_IN = dict(PROBLEMS)  # --problem's short names: svmstruct's problems
 RESCALINGS = {SLACK: "slack rescaling", MARGIN: "margin rescaling"}
 
 
@@ -38,6 +38,13 @@ class StructuredProblem:
     def read(self, path: str) -> list:
         """The examples [(x, y), ...] of a training or test file (for `svmstruct learn/classify --problem`)."""
         raise InputError(f"{type(self).__name__} reads no files: train it from Python (svmstruct.fit_problem)", path)
+
+    def read_all(self, paths: list) -> list:
+        """The examples of several files, one after the other (as read() gives them for one file: a problem whose
+        examples are a type of its own keeps that type)."""
+        if len(paths) == 1:
+            return self.read(paths[0])
+        return [example for path in paths for example in self.read(path)]
 
     def dimension(self, examples: list) -> int:
         """The length of w (of Psi's vectors)."""

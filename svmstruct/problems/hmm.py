@@ -1,72 +1,66 @@
-"""SVM-hmm (Altun, Tsochantaridis & Hofmann 2003, as svm_hmm states its first-order model with emissions of order 0,
-its defaults --t 1 --e 0): a tag per token, one emission weight vector per tag and one weight per pair of adjacent
-tags,
-    score(x, y) = sum_t w_{y_t}.x_t + sum_{t>1} w_trans[y_{t-1}, y_t],
-Delta(y, ybar) the number of misclassified tags, 1/2|w|^2 + C/n sum_i xi_i over the n sequences. The most violated
-tagging (margin rescaling) and the prediction are Viterbi's, the loss added to every wrong tag's emission score;
-ties go to the smaller tag, earliest first. Files hold SVMlight lines `TAG qid:SEQUENCE index:value ...`, one token
-a line, the tokens of a sequence on consecutive lines; tags 1..K (K: the largest tag of the training data)."""
+"""SVM-hmm (Altun, Tsochantaridis & Hofmann 2003) as svm_hmm V3.10 states it: a tag per token; emissions of order
+e (0: one weight vector per tag; 1: also one per pair of adjacent tags) and transitions of order t (1: a weight per
+pair of adjacent tags; 2, 3: also per triple, quadruple), e <= t <= 3 (svm_hmm's --e, --t; defaults 0 and 1):
+
+    score(x, y) = sum_i w_{y_i}.x_i + [e = 1] sum_{i>1} w_{y_{i-1} y_i}.x_i + sum_{o=1..t} sum_{i>o} w(y_{i-o..i}),
+
+Delta(y, ybar) the number of misclassified tags (-l 1, svm_hmm's) or 1 for a wrong sequence (-l 0, zero/one, which
+svm_hmm lists but refuses), 1/2|w|^2 + C/n sum_i xi_i over the n sequences. The most violated tagging (margin
+rescaling) and the prediction are Viterbi's (svmstruct.problems.viterbi), exact, or svm_hmm's beam search of width
+--b. Files hold SVMlight lines `TAG qid:SEQUENCE index:value ...`, one token a line, the tokens of a sequence on
+consecutive lines; tags 1..K (K: the largest tag of the training data). w lays out the emissions of order 0 (K
+blocks of D), the transitions of orders 1..t (K^2, K^3, K^4 weights, the earliest tag most significant), then the
+emissions of order 1 (K^2 blocks of D)."""
 from __future__ import annotations
 
 import itertools
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from svmstruct.errors import InputError
 from svmstruct.io.data import read_labelled
-from svmstruct.options import Option, positive_int
+from svmstruct.options import Option, between, positive_int
 from svmstruct.problems.base import StructuredProblem
 
 
-@njit(cache=True)
-def viterbi_all(emissions, transitions, bounds, out):
-    """For every sequence lo..hi of `bounds`, out[lo:hi] = argmax over tag sequences of sum_t emissions[t, y_t] +
-    sum_{t>lo} transitions[y_{t-1}, y_t] (0-based tags; ties: the smaller tag, the backtrace from the end)."""
-    K = transitions.shape[0]
-    for s in range(bounds.shape[0] - 1):
-        lo, hi = bounds[s], bounds[s + 1]
-        best = emissions[lo].copy()
-        back = np.zeros((hi - lo, K), dtype=np.int64)
-        for t in range(1, hi - lo):
-            step = np.empty(K)
-            for k in range(K):
-                arg, value = 0, best[0] + transitions[0, k]
-                for j in range(1, K):
-                    candidate = best[j] + transitions[j, k]
-                    if candidate > value:
-                        arg, value = j, candidate
-                back[t, k] = arg
-                step[k] = value + emissions[lo + t, k]
-            best = step
-        last = 0
-        for k in range(1, K):
-            if best[k] > best[last]:
-                last = k
-        out[hi - 1] = last
-        for t in range(hi - lo - 1, 0, -1):
-            out[lo + t - 1] = back[t, out[lo + t]]
+def _emission_order(value) -> str | None:
+    return None if value in (0, 1) else "must be 0 or 1 (svm_hmm's --e)"
 
 
-def viterbi(emissions: np.ndarray, transitions: np.ndarray) -> np.ndarray:
-    """The best tag sequence (0-based) of one sequence's emission scores (viterbi_all)."""
-    out = np.empty(len(emissions), dtype=np.int64)
-    viterbi_all(np.ascontiguousarray(emissions, dtype=np.float64), np.ascontiguousarray(transitions, dtype=np.float64),
-                np.array([0, len(emissions)], dtype=np.int64), out)
-    return out
+def _loss_function(value) -> str | None:
+    return None if value in (0, 1) else "must be 0 (zero/one per sequence) or 1 (wrong tags)"
+
+
+def _transition_order(value) -> str | None:
+    return None if value in (0, 1, 2, 3) else "must be 0, 1, 2 or 3 (svm_hmm's --t)"
 
 
 class HMM(StructuredProblem):
-    """SVM-hmm: a first-order hidden Markov model trained as a structural SVM (Hamming loss)."""
+    """SVM-hmm: a hidden Markov model of transitions of order 0-3 trained as a structural SVM."""
 
     declared = (Option("tags", ("--tags",), "int", "the number of tags K (default: the training data's largest)",
                        check=positive_int),
                 Option("features", ("--features",), "int", "the number of features D (default: the training "
-                       "data's highest index)", check=positive_int))
+                       "data's highest index)", check=positive_int),
+                Option("transitions", ("--t",), "int", "the order of the transitions (svm_hmm's --t)", default=1,
+                       check=_transition_order),
+                Option("emissions", ("--e",), "int", "the order of the emissions, at most --t (svm_hmm's --e)",
+                       default=0, check=_emission_order),
+                Option("beam", ("--b",), "int", "the width of svm_hmm's beam search, 0 for exact Viterbi (--b)",
+                       default=0, check=between(0, 1 << 20)),
+                Option("loss_function", ("--loss-function",), "int", "svm_hmm's -l: 1 the number of wrong tags, 0 "
+                       "zero/one per sequence", default=1, check=_loss_function))
 
-    def __init__(self, tags: int | None = None, features: int | None = None):
-        super().__init__(tags=tags, features=features)
+    def __init__(self, tags: int | None = None, features: int | None = None, transitions: int = 1,
+                 emissions: int = 0, beam: int = 0, loss_function: int = 1):
+        if emissions > transitions:
+            from svmstruct.errors import UsageError
+
+            raise UsageError(f"the order of the emissions ({emissions}) is at most that of the transitions "
+                             f"({transitions}), as svm_hmm's --e and --t")
+        super().__init__(tags=tags, features=features, transitions=transitions, emissions=emissions, beam=beam,
+                         loss_function=loss_function)
         self._stack: tuple = (None,)  # (examples, their stacked tokens, bounds, tags): see _stacked
 
     def read(self, path: str) -> list:
@@ -81,7 +75,8 @@ class HMM(StructuredProblem):
             self.options["tags"] = int(max(int(tags.max()) for _, tags in examples))
         if self.options.get("features") is None:
             self.options["features"] = int(max(x.shape[1] for x, _ in examples))
-        return self.K * self.D + self.K * self.K
+        K, D = self.K, self.D
+        return K * D + sum(K ** (o + 1) for o in range(1, self.t + 1)) + (K * K * D if self.e else 0)
 
     @property
     def K(self) -> int:
@@ -91,55 +86,123 @@ class HMM(StructuredProblem):
     def D(self) -> int:
         return int(self.options["features"])
 
-    def _parts(self, x, w: np.ndarray) -> tuple:
-        """(emission scores, tokens x tags; transition weights, tags x tags)."""
+    @property
+    def t(self) -> int:
+        return int(self.options.get("transitions", 1))
+
+    @property
+    def zero_one(self) -> bool:
+        return int(self.options.get("loss_function", 1)) == 0
+
+    @property
+    def e(self) -> int:
+        return int(self.options.get("emissions", 0))
+
+    def _weights(self, w: np.ndarray, width: int) -> tuple:
+        """(W0: K x width, [T1, T2, T3] (empty beyond t), W1: K*K x width or None) of w."""
+        K, D = self.K, self.D
+        W0 = w[:K * D].reshape(K, D)[:, :width]
+        at, T = K * D, []
+        for o in range(1, 4):
+            size = K ** (o + 1) if o <= self.t else 0
+            T.append(w[at:at + size].reshape((K,) * (o + 1)) if size else np.zeros((1,) * (o + 1)))
+            at += size
+        W1 = w[at:at + K * K * D].reshape(K * K, D)[:, :width] if self.e else None
+        return W0, T, W1
+
+    def _tags(self, X, bounds: np.ndarray, w: np.ndarray, truth: np.ndarray, augmented: bool, beam: int) -> np.ndarray:
+        """The best (augmented: most violated) 0-based tags of the stacked tokens X of the sequences `bounds`."""
+        from svmstruct.problems import viterbi
+
+        W0, (T1, T2, T3), W1 = self._weights(w, X.shape[1])
+        E0 = np.ascontiguousarray(X @ W0.T, dtype=np.float64)
+        E1 = np.ascontiguousarray((X @ W1.T).reshape(X.shape[0], self.K, self.K), dtype=np.float64) if self.e \
+            else np.zeros((1, 1, 1))
+        zero_one = self.zero_one and augmented
+        out = np.empty(X.shape[0], dtype=np.int64)
+        truth = np.ascontiguousarray(truth, dtype=np.int64)
+        T1, T2, T3 = (np.ascontiguousarray(T, dtype=np.float64) for T in (T1, T2, T3))
+        if beam > 0 and self.t >= 1 and not zero_one:
+            viterbi.beam_all(E0, E1, T1, T2, T3, self.t, self.e, bounds, truth, augmented, int(beam), out)
+        else:
+            top = viterbi.top_table(T1, T2, T3, self.t) if self.t else np.zeros((1, 1, 1))
+            viterbi.viterbi_all(E0, E1, T1, T2, T3, top, self.t, self.e, bounds, truth, augmented and not zero_one,
+                                zero_one, out)
+        return out
+
+    def _one(self, x, y, w, augmented: bool, beam: int) -> np.ndarray:
         x = sp.csr_matrix(x)[:, :self.D]
-        W = w[:self.K * self.D].reshape(self.K, self.D)[:, :x.shape[1]]
-        return np.asarray(x @ W.T), w[self.K * self.D:].reshape(self.K, self.K)
+        truth = np.asarray(y, dtype=np.int64) - 1 if y is not None else np.zeros(x.shape[0], dtype=np.int64)
+        return self._tags(x, np.array([0, x.shape[0]], dtype=np.int64), w, truth, augmented, beam) + 1
 
     def psi(self, x, y):
         x = sp.csr_matrix(x)[:, :self.D].tocoo()
         tags = np.asarray(y, dtype=np.int64) - 1
-        emission = tags[x.row] * self.D + x.col
-        transition = self.K * self.D + tags[:-1] * self.K + tags[1:]
-        return np.concatenate([emission, transition]), np.concatenate([x.data, np.ones(len(transition))])
+        K, D = self.K, self.D
+        indices = [tags[x.row] * D + x.col]
+        values = [x.data]
+        at = K * D
+        for o in range(1, self.t + 1):
+            grams = np.zeros(max(0, len(tags) - o), dtype=np.int64)
+            for j in range(o + 1):
+                grams = grams * K + tags[j:len(tags) - o + j]
+            indices.append(at + grams)
+            values.append(np.ones(len(grams)))
+            at += K ** (o + 1)
+        if self.e:
+            follows = x.row > 0
+            pairs = tags[x.row[follows] - 1] * K + tags[x.row[follows]]
+            indices.append(at + pairs * D + x.col[follows])
+            values.append(x.data[follows])
+        return np.concatenate(indices), np.concatenate(values)
 
     def loss(self, y, ybar) -> float:
-        return float(np.sum(np.asarray(y) != np.asarray(ybar)))
+        wrong = float(np.sum(np.asarray(y) != np.asarray(ybar)))
+        return float(wrong > 0) if self.zero_one else wrong
 
     def most_violated(self, x, y, w: np.ndarray) -> np.ndarray:
-        emissions, transitions = self._parts(x, w)
-        emissions = emissions + 1.0
-        emissions[np.arange(len(y)), np.asarray(y) - 1] -= 1.0
-        return viterbi(emissions, transitions) + 1
+        return self._one(x, y, w, True, int(self.options.get("beam") or 0))
 
-    def predict(self, x, w: np.ndarray) -> np.ndarray:
-        emissions, transitions = self._parts(x, w)
-        return viterbi(emissions, transitions) + 1
+    def predict(self, x, w: np.ndarray, beam: int | None = None) -> np.ndarray:
+        return self._one(x, None, w, False, int(self.options.get("beam") or 0) if beam is None else beam)
 
     def cut(self, examples: list, w: np.ndarray, rescaling: int) -> tuple:
-        """Every sequence's most violated tagging (Viterbi, margin rescaling) from one product of all tokens with
-        the emission weights; the cut's emission part as G' X over the tokens, its transition part as counts."""
+        """Every sequence's most violated tagging from one product of all tokens with the emission weights; the cut
+        as Psi(truth) - Psi(ybar) over all tokens (emissions as G' X, transitions as counts of tag n-grams)."""
         X, bounds, truth = self._stacked(examples)
+        ybar = self._tags(X, bounds, w, truth, True, int(self.options.get("beam") or 0))
         K, D = self.K, self.D
-        W = w[:K * D].reshape(K, D)[:, :X.shape[1]]
-        transitions = w[K * D:].reshape(K, K)
-        emissions = np.asarray(X @ W.T) + 1.0
-        emissions[np.arange(len(truth)), truth] -= 1.0
-        ybar = np.empty(len(truth), dtype=np.int64)
-        viterbi_all(np.ascontiguousarray(emissions), np.ascontiguousarray(transitions), bounds, ybar)
-        tokens = np.arange(len(truth))
-        G = sp.csr_matrix((np.concatenate([np.ones(len(truth)), -np.ones(len(truth))]),
-                           (np.concatenate([tokens, tokens]), np.concatenate([truth, ybar]))), shape=(len(truth), K))
-        emission_cut = np.zeros((K, D))
-        emission_cut[:, :X.shape[1]] = np.asarray((G.T @ X).todense())
-        inner = np.ones(len(truth), dtype=bool)
-        inner[bounds[:-1]] = False  # a token that follows another of its sequence
-        pairs = np.flatnonzero(inner)
-        transition_cut = np.zeros((K, K))
-        np.add.at(transition_cut, (truth[pairs - 1], truth[pairs]), 1.0)
-        np.add.at(transition_cut, (ybar[pairs - 1], ybar[pairs]), -1.0)
-        return np.concatenate([emission_cut.ravel(), transition_cut.ravel()]), float(np.sum(ybar != truth))
+        n = len(truth)
+        tokens = np.arange(n)
+
+        def emissions(rows, columns, width):
+            sign = np.concatenate([np.ones(len(rows)), -np.ones(len(rows))])
+            G = sp.csr_matrix((sign, (np.concatenate([rows, rows]), columns)), shape=(n, width))
+            block = np.zeros((width, D))
+            block[:, :X.shape[1]] = np.asarray((G.T @ X).todense())
+            return block.ravel()
+
+        parts = [emissions(tokens, np.concatenate([truth, ybar]), K)]
+        position = tokens - np.repeat(bounds[:-1], np.diff(bounds))  # each token's place in its sequence
+        for o in range(1, self.t + 1):
+            ends = np.flatnonzero(position >= o)
+            counts = np.zeros(K ** (o + 1))
+            for tags, weight in ((truth, 1.0), (ybar, -1.0)):
+                grams = np.zeros(len(ends), dtype=np.int64)
+                for j in range(o, -1, -1):
+                    grams = grams * K + tags[ends - j]
+                np.add.at(counts, grams, weight)
+            parts.append(counts)
+        if self.e:
+            follows = np.flatnonzero(position >= 1)
+            parts.append(emissions(follows, np.concatenate([truth[follows - 1] * K + truth[follows],
+                                                            ybar[follows - 1] * K + ybar[follows]]), K * K))
+        wrong = ybar != truth
+        if self.zero_one:
+            total = float(np.sum(np.add.reduceat(wrong, bounds[:-1]) > 0)) if n else 0.0
+        else:
+            total = float(np.sum(wrong))
+        return np.concatenate(parts), total
 
     def _stacked(self, examples: list) -> tuple:
         """(every token's features, the sequences' bounds, 0-based tags) of these examples (kept for the next call)."""

@@ -1,5 +1,5 @@
 """SVM-multiclass (Crammer & Singer 2001 as an instance of svm_struct, svm_multiclass V2.20): one weight vector per
-class, Psi(x, y) = x in the block of class y, Delta(y, ybar) = 100 [y != ybar]:
+class, Psi(x, y) = x in the block of class y, Delta(y, ybar) = 100 [y != ybar] (-l 0; -l 1: (y - ybar)^2):
 
     min 1/2 sum_k |w_k|^2 + C/n sum_i xi_i   s.t.  x_i.w_{y_i} >= x_i.w_y + 100 Delta(y_i, y) - xi_i  for all y.
 
@@ -26,20 +26,33 @@ class Examples(list):
         self.X, self.y = X, y
 
 
+def _loss_function(value) -> str | None:
+    return None if value in (0, 1) else "must be 0 (100 for a wrong class) or 1 (the squared difference of classes)"
+
+
 class Multiclass(StructuredProblem):
     """SVM-multiclass: Crammer & Singer's multi-class SVM, 0/1 loss scaled by 100."""
 
     declared = (Option("classes", ("--classes",), "int", "the number of classes K (default: the training data's "
                        "largest class)", check=positive_int),
                 Option("features", ("--features",), "int", "the number of features D (default: the training "
-                       "data's highest index)", check=positive_int))
+                       "data's highest index)", check=positive_int),
+                Option("loss_function", ("--loss-function",), "int", "svm_multiclass's -l: 0 100 for a wrong "
+                       "class, 1 (y - ybar)^2", default=0, check=_loss_function))
 
-    def __init__(self, classes: int | None = None, features: int | None = None):
-        super().__init__(classes=classes, features=features)
+    def __init__(self, classes: int | None = None, features: int | None = None, loss_function: int = 0):
+        super().__init__(classes=classes, features=features, loss_function=loss_function)
 
     def read(self, path: str) -> Examples:
         _, X, y = read_labelled(path, "class")
         return Examples(X, y)
+
+    def read_all(self, paths: list) -> Examples:
+        parts = [self.read(path) for path in paths]
+        width = max(part.X.shape[1] for part in parts)
+        X = sp.vstack([sp.csr_matrix((p.X.data, p.X.indices, p.X.indptr), shape=(p.X.shape[0], width))
+                       for p in parts], format="csr")
+        return Examples(X, np.concatenate([part.y for part in parts]))
 
     def dimension(self, examples: list) -> int:
         """K D; K and D settled from the examples when not given (and kept in the options: the model's)."""
@@ -69,18 +82,23 @@ class Multiclass(StructuredProblem):
         keep = x.indices < self.D
         return x.indices[keep] + (int(y) - 1) * self.D, x.data[keep]
 
+    def _losses(self, truth: np.ndarray) -> np.ndarray:
+        """Delta(y_i, c) for every example (0-based classes truth) and class c, an n x K matrix."""
+        classes = np.arange(self.K)
+        if int(self.options.get("loss_function") or 0) == 1:
+            return (classes[None, :] - truth[:, None]).astype(np.float64) ** 2
+        return np.where(classes[None, :] == truth[:, None], 0.0, LOSS)
+
     def loss(self, y, ybar) -> float:
-        return 0.0 if int(y) == int(ybar) else LOSS
+        return float(self._losses(np.array([int(y) - 1]))[0, int(ybar) - 1])
 
     def most_violated(self, x, y, w: np.ndarray) -> int:
-        values = self._scores(x, w) + LOSS
-        values[int(y) - 1] -= LOSS
+        values = self._scores(x, w) + self._losses(np.array([int(y) - 1]))[0]
         return int(np.argmax(values)) + 1
 
     def most_violated_slack(self, x, y, w: np.ndarray) -> int:
         s = self._scores(x, w)
-        values = LOSS * (1.0 + s - s[int(y) - 1])
-        values[int(y) - 1] = 0.0
+        values = self._losses(np.array([int(y) - 1]))[0] * (1.0 + s - s[int(y) - 1])
         best = int(np.argmax(values))
         return best + 1 if values[best] > 0 else int(y)
 
@@ -99,19 +117,19 @@ class Multiclass(StructuredProblem):
         W = w.reshape(self.K, self.D)[:, :X.shape[1]]
         S = np.asarray(X @ W.T)
         truth = y - 1
+        losses = self._losses(truth)
         if rescaling == SLACK:
-            values = LOSS * (1.0 + S - S[rows, truth][:, None])
-            values[rows, truth] = 0.0
+            values = losses * (1.0 + S - S[rows, truth][:, None])
         else:
-            values = S + LOSS
-            values[rows, truth] -= LOSS
+            values = S + losses
         ybar = np.argmax(values, axis=1)
         wrong = ybar != truth
         if rescaling == SLACK:
             wrong &= values[rows, ybar] > 0  # no class beats the correct one's 0
-        scale = np.where(wrong, LOSS if rescaling == SLACK else 1.0, 0.0)
+        delta = losses[rows, ybar]
+        scale = np.where(wrong, delta if rescaling == SLACK else 1.0, 0.0)
         G = sp.csr_matrix((np.concatenate([scale, -scale]), (np.concatenate([rows, rows]),
                            np.concatenate([truth, ybar]))), shape=(n, self.K))
         blocks = np.zeros((self.K, self.D))
         blocks[:, :X.shape[1]] = np.asarray((G.T @ X).todense())
-        return blocks.ravel(), LOSS * float(wrong.sum())
+        return blocks.ravel(), float(np.sum(np.where(wrong, delta, 0.0)))

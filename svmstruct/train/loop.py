@@ -257,7 +257,7 @@ def _solve(s: LoopState) -> None:
 def _take_multipliers(s: LoopState) -> None:
     """w_t and the dual objective of the QP's multipliers."""
     alpha, ws = s.qp.alpha, s.working_set
-    s.w_t = alpha @ ws.A
+    s.w_t = ws.combination(alpha)
     s.dual = float(alpha @ ws.b) - 0.5 * float(s.w_t @ s.w_t)
 
 

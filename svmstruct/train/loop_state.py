@@ -70,6 +70,83 @@ class WorkingSet:
         self._G[:k, :k] = self.G[np.ix_(mask, mask)]
         self.b, self.idle = self.b[mask], self.idle[mask]
 
+    def combination(self, alpha: np.ndarray) -> np.ndarray:
+        """sum_k alpha_k a_k (the QP's w)."""
+        return alpha @ self.A
+
+
+class WideWorkingSet(WorkingSet):
+    """The working set of a wide problem (SVM-multiclass on text: a constraint of millions of weights): each
+    constraint in arrays of its own, so that adding one never copies the others (a buffer that doubles holds three
+    times the constraints while it grows), kept sparse (its nonzero weights and their indices) where that is smaller.
+    The same products, a constraint at a time."""
+
+    WIDTH = 1 << 17  # from this width of w on (64 constraints: 64 MB)
+
+    def __init__(self, dim: int, capacity: int = 64):
+        super().__init__(0, capacity)
+        self.dim = dim
+        self.rows: list = []  # (indices or None for a dense row, values)
+
+    @property
+    def A(self) -> np.ndarray:
+        out = np.zeros((len(self.rows), self.dim))
+        for k, (indices, values) in enumerate(self.rows):
+            if indices is None:
+                out[k] = values
+            else:
+                out[k, indices] = values
+        return out
+
+    def _products(self, a: np.ndarray) -> np.ndarray:
+        return np.array([values @ (a if indices is None else a[indices]) for indices, values in self.rows])
+
+    def add(self, a: np.ndarray, b: float) -> None:
+        m = self.m
+        if m == len(self._G):
+            G = np.zeros((2 * m, 2 * m))
+            G[:m, :m] = self._G
+            self._G = G
+        g = self._products(a)
+        nonzero = np.flatnonzero(a)
+        sparse = 3 * len(nonzero) < 2 * len(a)  # int32 index + double value against a double per weight
+        self.rows.append((nonzero.astype(np.int32), a[nonzero].astype(np.float64)) if sparse
+                         else (None, np.array(a, dtype=np.float64)))
+        self._G[m, :m] = g
+        self._G[:m, m] = g
+        self._G[m, m] = a @ a
+        self.b = np.append(self.b, b)
+        self.idle = np.append(self.idle, 0)
+
+    def shift(self, delta: np.ndarray) -> None:
+        g = self._products(delta)
+        m = self.m
+        self._G[:m, :m] += g[:, None] + g[None, :] + float(delta @ delta)
+        dense = self.A + delta
+        self.rows = [(None, row) for row in dense]
+
+    def keep(self, mask: np.ndarray) -> None:
+        k = int(mask.sum())
+        self.rows = [row for row, kept in zip(self.rows, mask) if kept]
+        self._G[:k, :k] = self.G[np.ix_(mask, mask)]
+        self.b, self.idle = self.b[mask], self.idle[mask]
+
+    def combination(self, alpha: np.ndarray) -> np.ndarray:
+        w = np.zeros(self.dim)
+        for weight, (indices, values) in zip(alpha, self.rows):
+            if not weight:
+                continue
+            if indices is None:
+                w += weight * values
+            else:
+                w[indices] += weight * values
+        return w
+
+
+def working_set(dim: int, capacity: int = 64) -> WorkingSet:
+    """The working set for w of width dim: in one buffer, or a wide problem's row by row."""
+    return WideWorkingSet(dim, capacity) if dim >= WideWorkingSet.WIDTH else WorkingSet(dim, capacity)
+
 
 # to_arrays' fields: their shapes in terms of m (constraints) and d (the width of w), "" for a scalar, "*" any
 # length; svmstruct.train.checkpoint checks a file against this before from_arrays sees it
@@ -109,7 +186,7 @@ class LoopState:
     def at_zero(cls, n: int, dim: int, C: float, epsilon: float, value_zero: float) -> LoopState:
         """The start of every run: w_b = w_t = 0, whose slack the oracle gave, the first cutting plane there."""
         zero = np.zeros(dim)
-        return cls(n, dim, C, epsilon, WorkingSet(dim), zero, zero, value_zero, value_zero, value_zero,
+        return cls(n, dim, C, epsilon, working_set(dim), zero, zero, value_zero, value_zero, value_zero,
                    C * max(0.0, value_zero), cuts=[0.0])
 
     def to_arrays(self, seconds: float) -> dict:
@@ -130,7 +207,7 @@ class LoopState:
         if saved != (n, dim, float(C), float(epsilon)):
             raise InputError(f"the checkpoint is of another training problem (n, width, C, epsilon {saved} here "
                              f"{(n, dim, float(C), float(epsilon))})")
-        ws = WorkingSet(dim, max(64, len(arrays["b"])))
+        ws = WorkingSet(dim, max(1, len(arrays["b"])))
         for a, b in zip(arrays["A"], arrays["b"]):
             ws.add(a, float(b))
         ws.idle = np.asarray(arrays["idle"], dtype=np.int64)
@@ -145,7 +222,7 @@ class LoopState:
     def rescaled(self, C: float) -> LoopState:
         """The start of a run with another C from this one's end (a C grid): the working set and w_b, w_t
         kept, the multipliers scaled to the new C (feasible: they sum to at most C), the counters reset."""
-        ws = WorkingSet(self.dim)
+        ws = working_set(self.dim)
         for a, b in zip(self.working_set.A, self.working_set.b):
             ws.add(a, float(b))
         ws.idle = np.zeros(ws.m, dtype=np.int64)
