@@ -131,6 +131,10 @@ class Run:
 
         if self.algorithm not in ALGORITHMS_1SLACK:
             raise UsageError(f"-w {self.algorithm}: only the 1-slack algorithm (-w 3 or 4) is implemented")
+        if self.problem is not None and not self.kernel_type:
+            spelled = self._as_the_originals_spell()
+            if spelled is not self:
+                return spelled.check(spelling)
         loss, opts = self._problem(spelling) if self.problem is not None else \
             resolve_loss(losses.DEFAULT if self.loss is None else self.loss, self.loss_options, spelling)
         if self.problem is None and (self.rescaling is not None or self.problem_options):
@@ -159,6 +163,25 @@ class Run:
             files.check_writable(self.model_file)
         return CheckedRun(self, loss, opts, settings, kernel, measure)
 
+    def _as_the_originals_spell(self) -> Run:
+        """This run with a problem's options given by the flags its original spells them with where the command
+        line stored them as a kernel basis's or a loss's (svm_hmm's --t and --b: the basis's --t and svm_perf's bias
+        --b, which do not apply to a problem) moved to the problem's options."""
+        from svmstruct import problems
+
+        declared = problems.as_loss(problems.load(self.problem or "")).options
+        basis = {flag: name for name, flag in KERNEL_FLAGS.items()}
+        by_flag = {option.flag: name for name, option in losses.all_options().items()}
+        fields, options = {}, dict(self.loss_options)
+        for option in declared:
+            for flag in option.flags:
+                if flag in basis and getattr(self, basis[flag]) is not None:
+                    fields[basis[flag]] = None
+                    options[option.name] = str(getattr(self, basis[flag]))
+                elif by_flag.get(flag, option.name) != option.name and options.get(by_flag[flag]) is not None:
+                    options[option.name] = options.pop(by_flag[flag])
+        return dataclasses.replace(self, **fields, loss_options=options) if options != self.loss_options else self
+
     def _problem(self, spelling: Callable[[str], str] | None) -> tuple:
         """The Loss of --problem MODULE:CLASS and its options (-o checked against the problem's oracles)."""
         from svmstruct import problems
@@ -172,9 +195,17 @@ class Run:
             if not (key and equals):
                 raise UsageError(f"--problem-option takes KEY=VALUE, got '{text}'")
             given[key.strip()] = value.strip()
+        flagged = {name for name, value in self.loss_options.items() if value is not None}
+        if flagged & set(given):
+            name = sorted(flagged & set(given))[0]
+            flag = loss.option(name).flag if loss.option(name) is not None else (spelling or str)(name)
+            raise UsageError(f"{flag} and --problem-option {name} both give {name}: give one")
+
         def spell(name: str) -> str:
             if name == "rescaling":
                 return "-o"
+            if name in flagged and loss.option(name) is not None and spelling is not None:
+                return loss.option(name).flag
             if name in given or loss.option(name) is not None:
                 return f"--problem-option {name}"
             return spelling(name) if spelling else f"option '{name}'"

@@ -85,13 +85,17 @@ def test_transitions_tag_held_out_sequences_better_than_tokens_alone(chains):
     assert hmm.result.converged and with_transitions > without + 0.05, (with_transitions, without)
 
 
+def write_sequences(path, examples):
+    """An svm_hmm file: `TAG qid:SEQUENCE index:value ...` per token."""
+    path.write_text("".join(f"{tag} qid:{q + 1} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in zip(row.indices, row.data))
+                            + "\n" for q, (x, tags) in enumerate(examples) for row, tag in zip(x, tags)))
+
+
 @pytest.mark.slow
 def test_learn_and_classify_sequences_from_the_command_line(chains, tmp_path):
     train, test = chains
     for name, examples in (("train", train), ("test", test)):
-        (tmp_path / name).write_text("".join(
-            f"{tag} qid:{q + 1} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in zip(row.indices, row.data)) + "\n"
-            for q, (x, tags) in enumerate(examples) for row, tag in zip(x, tags)))
+        write_sequences(tmp_path / name, examples)
     run = invoke_here("learn", "--problem", "hmm", "-c", "10", "-v", "0", tmp_path / "train", tmp_path / "m")
     assert run.returncode == 0, run.stderr
     assert invoke_here("classify", tmp_path / "test", tmp_path / "m", tmp_path / "tags").returncode == 0
@@ -156,3 +160,35 @@ def test_svm_hmms_option_checks():
         HMM(transitions=0, emissions=1)
     run = invoke_here("learn", "--problem", "hmm", "-c", "1", "--problem-option", "transitions=4", "x", "m")
     assert run.returncode == 2 and "must be 0, 1, 2 or 3" in run.stderr
+
+
+def test_svm_hmms_flags_are_spelled_as_svm_hmm_spells_them(chains, tmp_path):
+    """--t, --e, --b and --loss-function on learn's command line are the problem's options (svm_hmm_learn's --t 2
+    --e 1 --b 2; its -l is --loss-function here): the model is the one --problem-option gives; a kernel's --t
+    without --problem, a value given both ways, and svm_perf's --b for multiclass are refused."""
+    write_sequences(tmp_path / "train", chains[0][:40])
+    flagged = invoke_here("learn", "--problem", "hmm", "-c", "10", "--t", "2", "--e", "1", "--b", "2",
+                          "--loss-function", "0", "-v", "0", tmp_path / "train", tmp_path / "flagged")
+    assert flagged.returncode == 0, flagged.stderr
+    named = invoke_here("learn", "--problem", "hmm", "-c", "10", "-v", "0", *[
+        arg for option in ("transitions=2", "emissions=1", "beam=2", "loss_function=0")
+        for arg in ("--problem-option", option)], tmp_path / "train", tmp_path / "named")
+    assert named.returncode == 0, named.stderr
+    assert (tmp_path / "flagged").read_bytes() == (tmp_path / "named").read_bytes()
+    assert svmstruct.load_model(str(tmp_path / "flagged")).options["transitions"] == "2"
+    refused = {
+        ("--t", "2", "--problem-option", "transitions=3"): "--t and --problem-option transitions both give",
+        ("--t", "7"): "--t must be 0, 1, 2 or 3",
+        ("--t", "0", "--e", "1"): "at most that of the transitions",
+    }
+    for args, message in refused.items():
+        run = invoke_here("learn", "--problem", "hmm", "-c", "1", *args, tmp_path / "train", tmp_path / "m")
+        assert run.returncode == 2 and message in run.stderr, (args, run.stderr)
+    run = invoke_here("learn", "-l", "f1", "--t", "2", tmp_path / "train", tmp_path / "m")
+    assert run.returncode == 2 and "--t applies to a kernel" in run.stderr
+    run = invoke_here("learn", "--problem", "multiclass", "-c", "1", "--b", "2", tmp_path / "train", tmp_path / "m")
+    assert run.returncode == 2 and "--b does not apply" in run.stderr
+    assert not (tmp_path / "m").exists()
+    listing = invoke_here("losses").stdout
+    assert "--problem NAME" in listing and "\nhmm " in listing and "--t --e --b --loss-function" in listing
+    assert "With --problem hmm: the order of the transitions" in " ".join(invoke_here("learn", "--help").stdout.split())

@@ -16,6 +16,7 @@ from svmstruct.commands.params import (
     build_command,
     default_loss,
     loss_options,
+    problem_help,
     progress_printer,
     say,
     spelling,
@@ -302,6 +303,7 @@ def run_options(f):
         d = spec.metadata["cli"]
         kind = d["kind"]
         text = d["help"].replace("{default_loss}", default_loss()).replace("{kernels}", table.listing())
+        text = " ".join(filter(None, [text, *(problem_help(flag) for flag in d["flags"])]))
         extra: dict = dict(default=spec.default, show_default=d["show_default"], metavar=d["metavar"], help=text)
         if kind == "flag":
             extra.update(is_flag=True)
@@ -318,11 +320,28 @@ def run_options(f):
     return f
 
 
+def problem_options(f):
+    """One click option per option of svmstruct's own problems that no run setting or loss spells the same way
+    (--e, --tags, --classes, ...; svm_hmm's --t and --b share the basis's and svm_perf's flags: config.Run moves
+    their values to the problem)."""
+    from svmstruct import config, losses, problems
+
+    taken = {flag for option in losses.all_options().values() for flag in option.flags} | {
+        flag for spec in dataclasses.fields(config.Run) if "cli" in spec.metadata for flag in spec.metadata["cli"]["flags"]}
+    offered = {option.name: option for flag, [(_, option), *_] in problems.built_in_options().items()
+               if flag not in taken}
+    for option in sorted(offered.values(), key=lambda o: o.flag.lstrip("-"), reverse=True):
+        f = click.option(*option.flags, option.name, default=None, metavar=option.metavar,
+                         help=problem_help(option.flag))(f)
+    return f
+
+
 def command() -> click.Command:
     return build_command("learn", learn_command, [
         run_options,
         THREADS_OPTION,
         loss_options,
+        problem_options,
         click.argument("train_files", nargs=-1, required=False, metavar="TRAIN_FILE..."),
         click.argument("model_file"),
     ])

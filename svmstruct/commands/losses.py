@@ -1,19 +1,26 @@
-"""`svmstruct losses`: the registered losses, their names, aliases, default C and epsilon, and options."""
+"""`svmstruct losses`: the registered losses, their names, aliases, default C and epsilon, and options; then
+svmstruct's own structured problems (--problem NAME), which need -c."""
 from __future__ import annotations
 
 import click
 
 
 def losses_command():
-    """List the losses with their names, aliases, default C and epsilon, and options."""
-    from svmstruct import losses
+    """List the losses (-l) with their names, aliases, default C and epsilon, and options, then the structured
+    problems (--problem)."""
+    from svmstruct import losses, problems
+    from svmstruct.problems.base import BUILT_IN
 
     for loss in losses.REGISTRY.values():
         aliases = ",".join(loss.aliases)
         flags = " ".join(o.flag for o in loss.options)
         click.echo(f"{loss.name:<12} {aliases:<10} {loss.family:<5} C {loss.default_C:<4g} "
                    f"eps {loss.default_epsilon:<6g} {loss.summary}" + (f"  [{flags}]" if flags else ""))
-
+    click.echo("\nstructured problems (learn --problem NAME -c C; docs/problems.md):")
+    for short in BUILT_IN:
+        loss = problems.as_loss(problems.load(short))
+        flags = " ".join(o.flag for o in loss.options)
+        click.echo(f"{short:<12} {'':<10} {'':<5} C -c   eps {loss.default_epsilon:<6g} {loss.summary}  [{flags}]")
 
 
 def command() -> click.Command:

@@ -135,16 +135,25 @@ def option_help(name: str) -> str:
     return "; ".join(f"{', '.join(names)}: {text}" for text, names in groups.items())
 
 
+def problem_help(flag: str) -> str:
+    """What FLAG means to svmstruct's own problems ('' when none takes it): '--problem hmm: ... (default 1)'."""
+    from svmstruct import problems
+
+    offered = problems.built_in_options().get(flag, ())
+    return "With " + "; ".join(f"--problem {short}: {option.help}" + (
+        "" if option.default is None else f" (default {option.default})") for short, option in offered) if offered else ""
+
+
 def loss_options(f):
     """One click option per registered loss option (None when not given, so a loss's own default applies)."""
     from svmstruct import losses
 
     for option in reversed(sorted(losses.all_options().values(), key=lambda o: o.flag.lstrip("-"))):
+        text = "; ".join(filter(None, (option_help(option.name), problem_help(option.flag))))
         if option.kind == "flag":
-            f = click.option(*option.flags, option.name, is_flag=True, default=None, help=option_help(option.name))(f)
+            f = click.option(*option.flags, option.name, is_flag=True, default=None, help=text)(f)
         else:
-            f = click.option(*option.flags, option.name, default=None, metavar=option.metavar,
-                             help=option_help(option.name))(f)
+            f = click.option(*option.flags, option.name, default=None, metavar=option.metavar, help=text)(f)
     return f
 
 

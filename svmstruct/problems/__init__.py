@@ -22,6 +22,20 @@ def as_loss(cls: type) -> Loss:
                 formats=("labels",), plain_features=False, default_C=None)
 
 
+def built_in_options() -> dict:
+    """{flag: [(short name, Option), ...]}: the options that svmstruct's own problems declare, by the flags their
+    originals spell them with (`learn` offers these flags; svm_hmm's --t and --b share theirs with the kernel's basis
+    and svm_perf's bias, which do not apply to a problem: config.Run moves such values to the problem)."""
+    from svmstruct.problems.base import BUILT_IN
+
+    flags: dict = {}
+    for short in BUILT_IN:
+        for option in getattr(load(short), "declared", ()):
+            for flag in option.flags:
+                flags.setdefault(flag, []).append((short, option))
+    return flags
+
+
 def _not_built(data, opts):
     raise TypeError("a problem is trained over its examples (problems.base.ExamplesSource), not a Dataset")
 

@@ -40,17 +40,17 @@ class HMM(StructuredProblem):
     """SVM-hmm: a hidden Markov model of transitions of order 0-3 trained as a structural SVM."""
 
     declared = (Option("tags", ("--tags",), "int", "the number of tags K (default: the training data's largest)",
-                       check=positive_int),
+                       check=positive_int, metavar="K"),
                 Option("features", ("--features",), "int", "the number of features D (default: the training "
-                       "data's highest index)", check=positive_int),
+                       "data's highest index)", check=positive_int, metavar="D"),
                 Option("transitions", ("--t",), "int", "the order of the transitions (svm_hmm's --t)", default=1,
-                       check=_transition_order),
+                       check=_transition_order, metavar="ORDER"),
                 Option("emissions", ("--e",), "int", "the order of the emissions, at most --t (svm_hmm's --e)",
-                       default=0, check=_emission_order),
+                       default=0, check=_emission_order, metavar="ORDER"),
                 Option("beam", ("--b",), "int", "the width of svm_hmm's beam search, 0 for exact Viterbi (--b)",
-                       default=0, check=between(0, 1 << 20)),
+                       default=0, check=between(0, 1 << 20), metavar="WIDTH"),
                 Option("loss_function", ("--loss-function",), "int", "svm_hmm's -l: 1 the number of wrong tags, 0 "
-                       "zero/one per sequence", default=1, check=_loss_function))
+                       "zero/one per sequence", default=1, check=_loss_function, metavar="L"))
 
     def __init__(self, tags: int | None = None, features: int | None = None, transitions: int = 1,
                  emissions: int = 0, beam: int = 0, loss_function: int = 1):

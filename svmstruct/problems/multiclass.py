@@ -31,14 +31,14 @@ def _loss_function(value) -> str | None:
 
 
 class Multiclass(StructuredProblem):
-    """SVM-multiclass: Crammer & Singer's multi-class SVM, 0/1 loss scaled by 100."""
+    """SVM-multiclass: Crammer & Singer's multi-class SVM, 0/1 loss scaled by 100 (or (y - ybar)^2)."""
 
     declared = (Option("classes", ("--classes",), "int", "the number of classes K (default: the training data's "
-                       "largest class)", check=positive_int),
+                       "largest class)", check=positive_int, metavar="K"),
                 Option("features", ("--features",), "int", "the number of features D (default: the training "
-                       "data's highest index)", check=positive_int),
+                       "data's highest index)", check=positive_int, metavar="D"),
                 Option("loss_function", ("--loss-function",), "int", "svm_multiclass's -l: 0 100 for a wrong "
-                       "class, 1 (y - ybar)^2", default=0, check=_loss_function))
+                       "class, 1 (y - ybar)^2", default=0, check=_loss_function, metavar="L"))
 
     def __init__(self, classes: int | None = None, features: int | None = None, loss_function: int = 0):
         super().__init__(classes=classes, features=features, loss_function=loss_function)
