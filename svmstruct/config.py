@@ -172,7 +172,8 @@ class Run:
         declared = problems.as_loss(problems.load(self.problem or "")).options
         basis = {flag: name for name, flag in KERNEL_FLAGS.items()}
         by_flag = {option.flag: name for name, option in losses.all_options().items()}
-        fields, options = {}, dict(self.loss_options)
+        fields: dict[str, Any] = {}
+        options = dict(self.loss_options)
         for option in declared:
             for flag in option.flags:
                 if flag in basis and getattr(self, basis[flag]) is not None:
@@ -198,14 +199,16 @@ class Run:
         flagged = {name for name, value in self.loss_options.items() if value is not None}
         if flagged & set(given):
             name = sorted(flagged & set(given))[0]
-            flag = loss.option(name).flag if loss.option(name) is not None else (spelling or str)(name)
+            declared = loss.option(name)
+            flag = declared.flag if declared is not None else (spelling or str)(name)
             raise UsageError(f"{flag} and --problem-option {name} both give {name}: give one")
 
         def spell(name: str) -> str:
             if name == "rescaling":
                 return "-o"
-            if name in flagged and loss.option(name) is not None and spelling is not None:
-                return loss.option(name).flag
+            declared = loss.option(name)
+            if name in flagged and declared is not None and spelling is not None:
+                return declared.flag
             if name in given or loss.option(name) is not None:
                 return f"--problem-option {name}"
             return spelling(name) if spelling else f"option '{name}'"

@@ -326,8 +326,9 @@ def problem_options(f):
     their values to the problem)."""
     from svmstruct import config, losses, problems
 
-    taken = {flag for option in losses.all_options().values() for flag in option.flags} | {
-        flag for spec in dataclasses.fields(config.Run) if "cli" in spec.metadata for flag in spec.metadata["cli"]["flags"]}
+    run_flags = {flag for spec in dataclasses.fields(config.Run) if "cli" in spec.metadata
+                 for flag in spec.metadata["cli"]["flags"]}
+    taken = {flag for option in losses.all_options().values() for flag in option.flags} | run_flags
     offered = {option.name: option for flag, [(_, option), *_] in problems.built_in_options().items()
                if flag not in taken}
     for option in sorted(offered.values(), key=lambda o: o.flag.lstrip("-"), reverse=True):

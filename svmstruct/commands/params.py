@@ -140,8 +140,9 @@ def problem_help(flag: str) -> str:
     from svmstruct import problems
 
     offered = problems.built_in_options().get(flag, ())
-    return "With " + "; ".join(f"--problem {short}: {option.help}" + (
-        "" if option.default is None else f" (default {option.default})") for short, option in offered) if offered else ""
+    meanings = [f"--problem {short}: {option.help}" + ("" if option.default is None else f" (default {option.default})")
+                for short, option in offered]
+    return "With " + "; ".join(meanings) if meanings else ""
 
 
 def loss_options(f):
