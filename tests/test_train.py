@@ -264,6 +264,26 @@ def test_a_callback_sees_every_iteration_without_touching_the_trainer():
     assert norms.final is not None and norms.final.iteration == result.iterations
 
 
+def test_a_callback_stops_a_run_with_status_stopped():
+    """Callback.iteration returning True ends the run after that iteration: status "stopped", not converged, the
+    model its best point so far (what the same run reaches at that iteration limit)."""
+    from svmstruct import api
+
+    dataset = _ranking_data(1.0, seed=3, queries=20)
+    loss, opts = api.resolve_loss("map")
+
+    class StopAt(loop.Callback):
+        def iteration(self, row, state):
+            return row["iteration"] >= 3
+
+    stopped = loop.train(loss.build(dataset, opts), 10.0, 0.001, callbacks=[StopAt()])
+    capped = loop.train(loss.build(dataset, opts), 10.0, 0.001, max_iterations=3)
+    assert (stopped.status, stopped.converged, stopped.iterations) == ("stopped", False, 3)
+    assert capped.status == "iteration limit" and stopped.primal == capped.primal
+    np.testing.assert_array_equal(stopped.w, capped.w)
+    assert "stopped by a callback" in loop.summary(stopped)
+
+
 def test_fit_refuses_weights_that_are_not_finite_as_learn_does(monkeypatch, tmp_path):
     """The check lives in api.train_grid, the one path: the Python API and the command line refuse alike."""
     import svmstruct

@@ -55,7 +55,7 @@ class TrainResult:
     seconds: float
     history: list = field(default_factory=list)
     outer_steps: int = 0  # re-imputations of a latent target (0 for ordinary problems)
-    status: str = "converged"  # converged | iteration limit | stalled | precision limit
+    status: str = "converged"  # converged | iteration limit | stalled | precision limit | stopped
     zero_objective: float = float("nan")  # the objective at w = 0, C times the slack there (the loop's start)
     # (the loss's measure of the model on its training data, of w = 0, of the ideal scores): api.judge_learning
     measured: tuple | None = None
@@ -88,9 +88,10 @@ class TrainResult:
 class Callback:
     """A hook into the loop; subclass it and override what you need (tests/test_train.py records |w|)."""
 
-    def iteration(self, row: dict, state: LoopState) -> None:
+    def iteration(self, row: dict, state: LoopState) -> bool | None:
         """After every iteration's step: row has iteration, gap (divided by C), primal, dual, constraints,
-        seconds; state.w_best is the current best point."""
+        seconds; state.w_best is the current best point. Return True to stop the run there (status "stopped"; the
+        model is w_best)."""
 
     def resumable(self, state: LoopState, seconds: float) -> None:
         """Where the run could stop and be resumed from state (the end of an iteration, the iteration limit):
@@ -173,8 +174,9 @@ def optimise(evaluator, outline: Outline, C: float, epsilon: float, max_iteratio
                    constraints=s.working_set.m, seconds=time.perf_counter() - clock, step=step,
                    xi=max(0.0, s.value_best), norm=float(np.linalg.norm(s.w_best)))
         history.append(row)
-        for callback in callbacks:
-            callback.iteration(row, s)
+        if [callback for callback in callbacks if callback.iteration(row, s)]:  # every callback sees the row
+            status = "stopped"
+            break
         if s.primal - s.dual <= tolerance + 1e-12 * abs(s.primal):  # closed, to C * epsilon or to round-off
             # below round-off of the objective a gap above C * epsilon is not certified: not `converged`
             done = "converged" if s.primal - s.dual <= tolerance else "precision limit"
@@ -362,6 +364,7 @@ STATUS_TEXT = {
                "precision; not converged)",
     "precision limit": "stopped at the precision of double arithmetic: the gap cannot be certified below C * "
                        "epsilon (epsilon too small for this objective; not converged)",
+    "stopped": "stopped by a callback (not converged)",
 }
 
 
