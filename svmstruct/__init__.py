@@ -51,6 +51,7 @@ _EXPORTS = {
     "save_model": ("svmstruct.model", "save_model"),
     "SVMPerf": ("svmstruct.estimators", "SVMPerf"),
     "SVMRank": ("svmstruct.estimators", "SVMRank"),
+    "StructuredSVM": ("svmstruct.estimators", "StructuredSVM"),
     "InputError": ("svmstruct.errors", "InputError"),
 }
 __all__ = sorted(_EXPORTS)

