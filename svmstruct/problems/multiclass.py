@@ -8,6 +8,8 @@ w holds the K blocks of D = the highest feature index one after the other. The m
 example comes from one product of the examples with the K blocks (cut); ties go to the smallest class."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -18,12 +20,20 @@ from svmstruct.problems.base import SLACK, StructuredProblem
 LOSS = 100.0  # svm_multiclass's Delta of a wrong class
 
 
-class Examples(list):
-    """[(x, y), ...] with x a 1 x D CSR row, and the whole file as one matrix X (n x D) and the classes y."""
+class Examples(Sequence):
+    """[(x, y), ...] with x a 1 x D CSR row, kept as the whole file's matrix X (n x D) and classes y: a row is cut
+    out only when asked for (cut and dimension read X and y at once)."""
 
     def __init__(self, X: sp.csr_matrix, y: np.ndarray):
-        super().__init__((X[i], int(c)) for i, c in enumerate(y))
-        self.X, self.y = X, y
+        self.X, self.y = sp.csr_matrix(X), np.asarray(y)
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return Examples(self.X[i], self.y[i])
+        return self.X[i], int(self.y[i])
 
 
 def _loss_function(value) -> str | None:
@@ -56,10 +66,11 @@ class Multiclass(StructuredProblem):
 
     def dimension(self, examples: list) -> int:
         """K D; K and D settled from the examples when not given (and kept in the options: the model's)."""
+        whole = isinstance(examples, Examples)
         if self.options.get("classes") is None:
-            self.options["classes"] = int(max(y for _, y in examples))
+            self.options["classes"] = int(examples.y.max() if whole else max(y for _, y in examples))
         if self.options.get("features") is None:
-            self.options["features"] = int(max(x.shape[1] for x, _ in examples))
+            self.options["features"] = int(examples.X.shape[1] if whole else max(x.shape[1] for x, _ in examples))
         return self.K * self.D
 
     @property
@@ -128,8 +139,9 @@ class Multiclass(StructuredProblem):
             wrong &= values[rows, ybar] > 0  # no class beats the correct one's 0
         delta = losses[rows, ybar]
         scale = np.where(wrong, delta if rescaling == SLACK else 1.0, 0.0)
-        G = sp.csr_matrix((np.concatenate([scale, -scale]), (np.concatenate([rows, rows]),
-                           np.concatenate([truth, ybar]))), shape=(n, self.K))
+        G = np.zeros((n, self.K))  # +scale at the true class, -scale at the most violated one (scale 0 if equal)
+        G[rows, truth] = scale
+        G[rows, ybar] -= scale
         blocks = np.zeros((self.K, self.D))
-        blocks[:, :X.shape[1]] = np.asarray((G.T @ X).todense())
+        blocks[:, :X.shape[1]] = (X.T @ G).T  # sparse X' times the dense G
         return blocks.ravel(), float(np.sum(np.where(wrong, delta, 0.0)))
