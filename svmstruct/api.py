@@ -5,6 +5,7 @@ either training source: data in this process (LocalSource) or shards on Dask wor
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
@@ -73,7 +74,7 @@ class ExamplesSource:
     """Examples [(x, y), ...] of a structured problem (svmstruct.problems) in this process: its TrainingProblem over
     the identity design (problems.base.training_problem), a LocalEvaluator per run."""
 
-    def __init__(self, problem, examples: list, path: str = "<examples>"):
+    def __init__(self, problem, examples: Sequence, path: str = "<examples>"):
         self.structured, self.examples, self.path = problem, examples, path
         self.problem: TrainingProblem | None = None
 
@@ -199,7 +200,7 @@ def fit(data: Dataset, loss: str = "errorrate", C: float | None = None, epsilon:
     return train_run(run, LocalSource(data, run.kernel), progress)
 
 
-def fit_problem(problem, examples: list, C: float, epsilon: float | None = None,
+def fit_problem(problem, examples: Sequence, C: float, epsilon: float | None = None,
                 max_iterations: int = MAX_ITERATIONS, rescaling: int = 2,
                 progress: Callable[[dict], None] | None = None, callbacks: Iterable = ()) -> model.Model:
     """Train a structured problem of yours (svmstruct.problems.StructuredProblem: Psi, Delta, the oracle) on

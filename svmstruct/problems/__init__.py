@@ -3,6 +3,8 @@ then train it with svmstruct.fit_problem(problem, examples, C=...) or `svmstruct
 A problem becomes a Loss (as_loss) so that model files, checkpoints and the C grid treat it as any other."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
 from svmstruct.options import Option
@@ -46,14 +48,14 @@ def instance(loss: Loss, opts: dict) -> StructuredProblem:
     return cls(**{k: v for k, v in opts.items() if k != "rescaling"})
 
 
-def predict(trained, examples: list, problem: str | None = None, source: str | None = None) -> list:
+def predict(trained, examples: Sequence, problem: str | None = None, source: str | None = None) -> list:
     """The predictions of a problem's model (trained, or read from its file) for examples [(x, y), ...]. PROBLEM:
     the MODULE:CLASS a user names for a model read from SOURCE (problem_of)."""
     structured = problem_of(trained, problem, source)
     return _predictions(structured, trained, examples, source)
 
 
-def _predictions(structured: StructuredProblem, trained, examples: list, source: str | None) -> list:
+def _predictions(structured: StructuredProblem, trained, examples: Sequence, source: str | None) -> list:
     dim = int(structured.dimension(examples))
     if dim != trained.n_features:  # options edited, or a damaged file: the weights would be read wrongly
         options = ", ".join(f"{k} {v}" for k, v in structured.options.items() if v is not None)

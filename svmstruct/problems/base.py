@@ -13,6 +13,7 @@ sum_i s_i (Psi(x_i, y_i) - Psi(x_i, ybar_i)) (the built-in losses keep their doc
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Iterable
 
 import numpy as np
@@ -35,18 +36,18 @@ class StructuredProblem:
     def __init__(self, **options: Any):
         self.options = options
 
-    def read(self, path: str) -> list:
+    def read(self, path: str) -> Sequence:
         """The examples [(x, y), ...] of a training or test file (for `svmstruct learn/classify --problem`)."""
         raise InputError(f"{type(self).__name__} reads no files: train it from Python (svmstruct.fit_problem)", path)
 
-    def read_all(self, paths: list) -> list:
+    def read_all(self, paths: list) -> Sequence:
         """The examples of several files, one after the other (as read() gives them for one file: a problem whose
         examples are a type of its own keeps that type)."""
         if len(paths) == 1:
             return self.read(paths[0])
         return [example for path in paths for example in self.read(path)]
 
-    def dimension(self, examples: list) -> int:
+    def dimension(self, examples: Sequence) -> int:
         """The length of w (of Psi's vectors)."""
         raise NotImplementedError
 
@@ -75,7 +76,7 @@ class StructuredProblem:
         """Every output for x (small x only): what the tests enumerate to check the oracles."""
         raise NotImplementedError
 
-    def cut(self, examples: list, w: np.ndarray, rescaling: int) -> tuple:
+    def cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple:
         """(sum_i s_i (Psi(x_i, y_i) - Psi(x_i, ybar_i)), sum_i Delta(y_i, ybar_i)) over the most violated outputs
         ybar_i, s_i = 1 (margin) or Delta (slack): one example at a time; a problem may give all at once, faster."""
         dim = len(w)
@@ -159,7 +160,7 @@ def load(spec: str, named: str | None = None, source: str | None = None) -> type
     return found
 
 
-def training_problem(problem: StructuredProblem, examples: list, rescaling: int = MARGIN) -> TrainingProblem:
+def training_problem(problem: StructuredProblem, examples: Sequence, rescaling: int = MARGIN) -> TrainingProblem:
     """The problem as the trainer sees it: the identity design (scores = w) and the cut of the most violated
     outputs (module docstring)."""
     if rescaling not in RESCALINGS:

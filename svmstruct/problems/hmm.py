@@ -14,6 +14,7 @@ emissions of order 1 (K^2 blocks of D)."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -70,7 +71,7 @@ class HMM(StructuredProblem):
             raise InputError("SVM-hmm's files need qid:<sequence> on every line", path)
         return [(X[lo:hi], y[lo:hi]) for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:])]
 
-    def dimension(self, examples: list) -> int:
+    def dimension(self, examples: Sequence) -> int:
         if self.options.get("tags") is None:
             self.options["tags"] = int(max(int(tags.max()) for _, tags in examples))
         if self.options.get("features") is None:
@@ -166,7 +167,7 @@ class HMM(StructuredProblem):
     def predict(self, x, w: np.ndarray, beam: int | None = None) -> np.ndarray:
         return self._one(x, None, w, False, int(self.options.get("beam") or 0) if beam is None else beam)
 
-    def cut(self, examples: list, w: np.ndarray, rescaling: int) -> tuple:
+    def cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple:
         """Every sequence's most violated tagging from one product of all tokens with the emission weights; the cut
         as Psi(truth) - Psi(ybar) over all tokens (emissions as G' X, transitions as counts of tag n-grams)."""
         X, bounds, truth = self._stacked(examples)
@@ -204,7 +205,7 @@ class HMM(StructuredProblem):
             total = float(np.sum(wrong))
         return np.concatenate(parts), total
 
-    def _stacked(self, examples: list) -> tuple:
+    def _stacked(self, examples: Sequence) -> tuple:
         """(every token's features, the sequences' bounds, 0-based tags) of these examples (kept for the next call)."""
         if self._stack[0] is not examples:
             X = sp.vstack([sp.csr_matrix(x)[:, :self.D] for x, _ in examples], format="csr")

@@ -64,13 +64,16 @@ class Multiclass(StructuredProblem):
                        for p in parts], format="csr")
         return Examples(X, np.concatenate([part.y for part in parts]))
 
-    def dimension(self, examples: list) -> int:
+    def dimension(self, examples: Sequence) -> int:
         """K D; K and D settled from the examples when not given (and kept in the options: the model's)."""
-        whole = isinstance(examples, Examples)
+        if isinstance(examples, Examples):
+            classes, features = int(examples.y.max()), int(examples.X.shape[1])
+        else:
+            classes, features = int(max(y for _, y in examples)), int(max(x.shape[1] for x, _ in examples))
         if self.options.get("classes") is None:
-            self.options["classes"] = int(examples.y.max() if whole else max(y for _, y in examples))
+            self.options["classes"] = classes
         if self.options.get("features") is None:
-            self.options["features"] = int(examples.X.shape[1] if whole else max(x.shape[1] for x, _ in examples))
+            self.options["features"] = features
         return self.K * self.D
 
     @property
@@ -119,7 +122,7 @@ class Multiclass(StructuredProblem):
     def outputs(self, x):
         return range(1, self.K + 1)
 
-    def cut(self, examples: list, w: np.ndarray, rescaling: int) -> tuple:
+    def cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple:
         """Every example at once: S = X W' (n x K), the most violated class per row, the cut as G' X."""
         X, y = (examples.X, examples.y) if isinstance(examples, Examples) else \
             (sp.vstack([sp.csr_matrix(x) for x, _ in examples], format="csr"), np.array([y for _, y in examples]))
