@@ -68,7 +68,7 @@ bench-f1-oracle: install
 	$(BIN)/python scripts/bench_f1_oracle.py 1e4 1e5
 
 # ---- experiments (need ../shared/data); results in exp/
-.PHONY: exp-mq2008 exp-dorm exp-div exp-longlists exp-noisy exp-kernel exp-defaults
+.PHONY: exp-mq2008 exp-dorm exp-div exp-longlists exp-noisy exp-kernel exp-defaults exp-real
 
 # learn without -c: each loss family at its default C beside a grid of C on its shared data, tested held out
 # (the table of docs/learn.md)
@@ -90,6 +90,12 @@ exp-longlists: install
 # C chosen on validation by each loss's own measure; test NDCG@10, MRR, P@10 in exp/noisy/results.md
 exp-noisy: install
 	$(BIN)/python scripts/exp_noisy.py --shared $(SHARED) --out exp/noisy
+
+# every ranking loss, feature map and --pairwise on three real collections (MQ2008's 5 folds; the MSLR-WEB10K and
+# Yahoo samples, 5 folds of their queries), C chosen on validation, tested with Wilcoxon against pairs; about an hour
+# of one core (two jobs at a time); results kept in exp/real/jobs (delete it after changing a loss)
+exp-real: install
+	$(BIN)/python scripts/exp_real.py --shared $(SHARED) --out exp/real
 
 # linear against RBF kernel models (learn -t 2), C, gamma and K chosen on validation: MQ2008 map (5 folds),
 # a nonlinear synthetic ranking task (ring) and Reuters corn (f1); results in exp/kernel/results.md

@@ -163,7 +163,7 @@ def test_ocas_and_the_plain_loop_reach_the_same_optimum(loss_name):
 
 @pytest.mark.parametrize("loss_name, options, stop_at", [
     ("map", {}, 3), ("pairs", {}, 1), ("ndcg@10", {"position_weights": "measure"}, 5),
-    ("ndcg@10", {"position_weights": "measure"}, 12), ("ndcg@10", {}, 5)])
+    ("ndcg@10", {"position_weights": "measure"}, 12), ("ndcg@10", {"pairwise": 0.0}, 5), ("ndcg@10", {}, 2)])
 def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_name, options, stop_at, tmp_path):
     """The state handed to `checkpoint` at the iteration limit, written and read back by
     svmstruct.train.checkpoint, continues to the same model (ndcg@10 across CCCP re-imputations; stopped where it

@@ -1,10 +1,12 @@
 """The registry of losses: the one extension point (docs/ARCHITECTURE.md, "Adding a loss").
 
 A loss family is a module with a list LOSSES of svmstruct.losses.base.Loss values; FAMILIES below names
-them. Family modules import svmstruct.losses.base, never this package, so there is no import cycle.
+them. Family modules import svmstruct.losses.base, never this package, so there is no import cycle. A loss that
+declares the option `pairwise` has svm_rank's pairs mixed into its bound here (combo.with_pairs).
 """
 from __future__ import annotations
 
+import dataclasses
 from types import ModuleType
 
 from svmstruct.errors import InputError
@@ -26,6 +28,8 @@ def register(family: ModuleType) -> None:
         clash = {loss.name, *loss.aliases} & known
         if clash:
             raise ValueError(f"loss {loss.name}: name {sorted(clash)[0]} is already registered")
+        if loss.option("pairwise") is not None:  # a listwise loss that mixes svm_rank's pairs in (--pairwise)
+            loss = dataclasses.replace(loss, build=combo.with_pairs(loss.build))
         REGISTRY[loss.name] = loss
         known |= {loss.name, *loss.aliases}
     all_options()  # a conflicting declaration fails here, at registration

@@ -10,7 +10,10 @@ to its sum). In the 1-slack form the constraint is the weighted sum of the compo
 the most violated one is each component's most violated output (every oracle exact): most_violated sums
 lambda_m times each component's (dcoef, Delta sum). Every weight is independent of how the queries are split,
 so shards of whole queries train the same model (svmstruct.train.distributed). The weights
-lambda (--combo-weights) default to 1/M each, so Delta and C are on the scale of one loss. Components are the
+lambda (--combo-weights) sum to 1 by default, so Delta and C are on the scale of one loss: 1/2 for the first
+loss, the measure the model is judged and C selected by, and 1/(2(M - 1)) for each of the others (on real
+collections an equal share let the other losses pull the first one's measure below its own loss's: make exp-real,
+docs/experiments.md). Components are the
 losses that rank the documents of a query by w.x (needs qid); a component with a latent target (DORM's
 positional maps) contributes its re-imputed target with the same weight. C is selected (--validate) and the
 estimators score by the first component's measure.
@@ -60,9 +63,10 @@ def components(spec: str) -> list:
 
 
 def weights(spec: str | None, count: int) -> np.ndarray:
-    """lambda: the --combo-weights values (comma-separated, finite, >= 0, not all 0), or 1/count each."""
+    """lambda: the --combo-weights values (comma-separated, finite, >= 0, not all 0), or 1/2 for the first loss and
+    1/(2 (count - 1)) for each of the others."""
     if spec is None:
-        return np.full(count, 1.0 / count)
+        return np.array([0.5] + [0.5 / (count - 1)] * (count - 1))
     try:
         values = np.array([parse_number(part) for part in spec.split(",")])
     except ValueError:
@@ -94,7 +98,8 @@ COMPONENTS = Option("combo_losses", ("--combo-losses",), "str",
                     "the losses of combo, comma-separated (also -l combo:ndcg@10,mrr,map)", default=DEFAULT_COMPONENTS,
                     check=_check_components, metavar="LOSSES")
 WEIGHTS = Option("combo_weights", ("--combo-weights",), "str",
-                 "combo: the weight of each loss, comma-separated (default 1/M each)", default=None,
+                 "combo: the weight of each loss, comma-separated (default 1/2 the first, whose measure selects C; "
+                 "the others share the other half)", default=None,
                  check=_check_weights, metavar="W")
 
 
@@ -111,7 +116,33 @@ def build(data, opts: dict) -> TrainingProblem:
     for loss, implied in chosen:
         given = {"rel_threshold": opts.get("rel_threshold")} if loss.option("rel_threshold") else {}
         problems.append(loss.build(data, loss.resolve(given, implied)))
-    parts = [Part(float(lam), p) for lam, p in zip(lambdas, problems) if lam > 0]
+    return combined(data, [Part(float(lam), p) for lam, p in zip(lambdas, problems)],
+                    {"queries": data.n_examples, "combo": ",".join(loss.name for loss, _ in chosen)})
+
+
+def with_pairs(listwise: Callable) -> Callable:
+    """The build of a listwise loss with --pairwise lambda: C/n sum_q [(1 - lambda) xi_q + lambda xi_q^pairs / m] over
+    the n queries (combined's sum; a query the listwise loss leaves out adds its pairs only), svm_rank's pairs
+    divided by m, the mean number of pairs a query, so that both are on the scale of one query's loss. lambda = 0 is
+    the listwise loss alone (its own problem, not a mixture); 1 is -l pairs at C n_pairs / (n m)."""
+    def build(data, opts: dict) -> TrainingProblem:
+        weight = float(opts.get("pairwise") or 0.0)
+        alone = listwise(data, opts)
+        if weight == 0:
+            return alone
+        pairs_loss, implied = _lookup("pairs")
+        pairs = pairs_loss.build(data, pairs_loss.resolve({}, implied))
+        mean = pairs.info["pairs"] / pairs.info["queries"]
+        return combined(data, [Part(1.0 - weight, alone), Part(weight / mean, pairs)],
+                        {**alone.info, "pairwise": weight, "pairs": pairs.info["pairs"]})
+
+    return build
+
+
+def combined(data, parts: list, info: dict) -> TrainingProblem:
+    """The TrainingProblem of sum_m lambda_m (1/n) sum_q xi_qm over the queries of data (Part: lambda_m and a
+    loss's problem): each oracle's constraint weighted, latent targets likewise (module docstring)."""
+    parts = [part for part in parts if part.weight > 0]
 
     def most_violated(scores):
         dcoef, delta = np.zeros(data.X.shape[0]), 0.0
@@ -133,10 +164,9 @@ def build(data, opts: dict) -> TrainingProblem:
     reference = (Reference("sum", 1, lambda e: 0, lambda e, out: None, parts=references)
                  if all(r is not None for _, r in references) else None)
     # skipped: the fewest any loss leaves out (a query every loss leaves out is in none of their sums)
-    return TrainingProblem(data.X, data.n_examples, most_violated, skipped=min(p.skipped for p in problems),
-                           examples=data.n_examples,
-                           info={"queries": data.n_examples, "combo": ",".join(loss.name for loss, _ in chosen)},
-                           latent_target=latent_target if latent else None, reference=reference)
+    return TrainingProblem(data.X, data.n_examples, most_violated, skipped=min(p.problem.skipped for p in parts),
+                           examples=data.n_examples, info=info, latent_target=latent_target if latent else None,
+                           reference=reference)
 
 
 def _measure(opts: dict) -> str:

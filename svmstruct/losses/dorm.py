@@ -231,6 +231,7 @@ def query_map(name: str, spec: str, a: np.ndarray, b: np.ndarray,
 
 
 def _builder(name: str):
+    """The listwise loss's problem (--pairwise is mixed in by the registry: combo.with_pairs)."""
     def build(data, opts: dict) -> TrainingProblem:
         k = int(opts.get("k") or 10)
         spec = opts.get("position_weights") or MEASURE_MAP
@@ -300,6 +301,15 @@ def _builder(name: str):
                                                     spec if pairwise else "positions"))
 
     return build
+
+
+# a loss that declares --pairwise has svm_rank's pairs mixed into its bound by the registry (combo.with_pairs: a family
+# module imports no other family)
+PAIRWISE = Option("pairwise", ("--pairwise",), "float", "the weight lambda of svm_rank's pairs in the loss: (1 - "
+                  "lambda) Delta + lambda (swapped pairs / their mean number a query); 0: the listwise loss alone, 1: "
+                  "pairs", default=0.0, check=between(0.0, 1.0), metavar="LAMBDA")
+# the defaults measured on real collections (make exp-real, docs/losses.md): the listwise bound alone loses to pairs
+PAIRWISE_DEFAULTS = {"ndcg@k": 0.5, "mrr": 0.5, "precision@k": 0.9}
 
 
 def first_relevant_map(pos: np.ndarray, relevant: np.ndarray) -> np.ndarray:
@@ -372,7 +382,8 @@ def _reference(name: str, queries: list, a_rows, b_rows, grade_rows, c_rows, psi
 
 def _dorm(name, aliases, summary, measure, extra=(), feature_map=MEASURE_MAP):
     weights = POSITION_WEIGHTS if feature_map == MEASURE_MAP else POSITION_WEIGHTS.but(default=feature_map)
-    return Loss(name, aliases, "dorm", summary, _builder(name), 0.001, options=(*extra, weights),
+    pairwise = PAIRWISE.but(default=PAIRWISE_DEFAULTS.get(name, 0.0))
+    return Loss(name, aliases, "dorm", summary, _builder(name), 0.001, options=(*extra, weights, pairwise),
                 output="ranking", measure=measure, needs_qid=True)
 
 
