@@ -132,17 +132,16 @@ def main():
     letters = (struct / "letters.train.hmm", struct / "letters.test.hmm")
     for C in ("1", "10", "100"):
         print(case(f"letters C {C}", "hmm", *letters, C, "0.5", [], [], anchor=anchor), flush=True)
-    for label, ours, theirs in (("--t 2", ["--problem-option", "transitions=2"], ["--t", "2"]),
-                                ("--e 1", ["--problem-option", "emissions=1"], ["--e", "1"]),
-                                ("--t 2 --e 1", ["--problem-option", "transitions=2", "--problem-option",
-                                                 "emissions=1"], ["--t", "2", "--e", "1"])):
-        print(case(f"letters C 10 {label}", "hmm", *letters, "10", "0.5", ours, theirs, anchor=anchor), flush=True)
+    # spelled alike by both programs (svm_hmm needs --e <= --t)
+    for options in (["--t", "2"], ["--t", "1", "--e", "1"], ["--t", "2", "--e", "1"]):
+        print(case(f"letters C 10 {' '.join(options)}", "hmm", *letters, "10", "0.5", options, options,
+                   anchor=anchor), flush=True)
     print(case("letters C 10, classify --b 3", "hmm", *letters, "10", "0.5", [], [], beam="3", anchor=anchor),
           flush=True)
     chain = chain_files(out)
     print(case("chain, 3,000 sequences, C 10", "hmm", *chain, "10", "0.5", [], [], anchor=anchor), flush=True)
-    print(case("chain, 3,000 sequences, C 10 --t 2", "hmm", *chain, "10", "0.5", ["--problem-option", "transitions=2"],
-               ["--t", "2"], anchor=anchor), flush=True)
+    print(case("chain, 3,000 sequences, C 10 --t 2", "hmm", *chain, "10", "0.5", ["--t", "2"], ["--t", "2"],
+               anchor=anchor), flush=True)
 
 
 if __name__ == "__main__":

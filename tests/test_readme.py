@@ -33,7 +33,7 @@ def test_the_readmes_shell_and_python_examples_run_on_the_shipped_data(tmp_path)
                              text=True, timeout=600)
         assert run.returncode == 0, f"README's Python block {number} failed:\n{run.stderr}"
     for written in ("map.model", "rank.model", "ndcg.model", "test.pred", "test.run", "test.qrels", "div.model",
-                    "api.model"):
+                    "api.model", "digits.pred", "letters.tags"):
         assert (tmp_path / written).stat().st_size > 0, written
 
 

@@ -75,7 +75,8 @@ def test_classify_problem_names_a_problem_of_yours(tmp_path):
     one_line_error(invoke("classify", "--problem", "multiclass", TEST, tmp_path / "m", env=env), 2, "is of problem")
     model = tmp_path / "rank"
     assert invoke("learn", "-l", "pairs", "-v", "0", TRAIN, model).returncode == 0
-    one_line_error(invoke("classify", "--problem", SPEC, TEST, model, env=env), 2, "applies to a model of a structured problem")
+    one_line_error(invoke("classify", "--problem", SPEC, TEST, model, env=env), 2,
+                   "applies to a model of a structured problem")
 
 
 def test_a_problems_options_must_fit_its_weights(tmp_path):
