@@ -9,6 +9,13 @@ import datetime
 from pathlib import Path
 
 SECTIONS = [  # (directory under exp/, command, title, what it shows)
+    ("real", "make exp-real", "The ranking losses on three real collections (the defaults are decided here)",
+     "MQ2008 (LETOR 4.0's 5 folds), the MSLR-WEB10K sample (43 queries of ~116 documents, raw features normalised "
+     "per query) and the Yahoo sample (251 queries of ~15 documents), the last two in 5 folds of their queries "
+     "rotated as LETOR's (train three parts, validate the next, test the one after). Each run's C (and, for "
+     "'chosen on validation', its --pairwise in 0, 0.5, 1) is chosen on the validation part by its own loss's "
+     "measure; the test queries of the five folds are pooled. A label without --pairwise or --position-weights is "
+     "the loss's default. w = 0: folds whose model is w = 0."),
     ("dorm", "make exp-dorm", "DORM: NDCG@k, MRR and WTA directly (Le & Smola 2007)",
      "MQ2008 (5 folds: train on three parts, validate on the fourth, test on the fifth) and the Yahoo LTR "
      "sample. Every loss's C is chosen on the validation part by NDCG@10 (first part) or MRR (second part); "
