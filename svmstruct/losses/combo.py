@@ -121,19 +121,19 @@ def build(data, opts: dict) -> TrainingProblem:
 
 
 def with_pairs(listwise: Callable) -> Callable:
-    """The build of a listwise loss with --pairwise lambda: C/n sum_q [(1 - lambda) xi_q + lambda xi_q^pairs / m] over
-    the n queries (combined's sum; a query the listwise loss leaves out adds its pairs only), svm_rank's pairs
-    divided by m, the mean number of pairs a query, so that both are on the scale of one query's loss. lambda = 0 is
-    the listwise loss alone (its own problem, not a mixture); 1 is -l pairs at C n_pairs / (n m)."""
+    """The build of a listwise loss with --pairwise lambda: C/n sum_q [(1 - lambda) xi_q + lambda xi_q^pairs] over the
+    n queries (combined's sum; a query a loss leaves out adds 0 to its part), xi_q^pairs the hinge of svm_rank's
+    pairs as a fraction of the query's pairs (-l pairs-avg), so that both parts are in [0, 1] a query and no weight
+    depends on how the queries are split (shards train the same model). lambda = 0 is the listwise loss alone (its
+    own problem, not a mixture); 1 is -l pairs-avg at C n_pairs-avg / n."""
     def build(data, opts: dict) -> TrainingProblem:
         weight = float(opts.get("pairwise") or 0.0)
         alone = listwise(data, opts)
         if weight == 0:
             return alone
-        pairs_loss, implied = _lookup("pairs")
+        pairs_loss, implied = _lookup("pairs-avg")
         pairs = pairs_loss.build(data, pairs_loss.resolve({}, implied))
-        mean = pairs.info["pairs"] / pairs.info["queries"]
-        return combined(data, [Part(1.0 - weight, alone), Part(weight / mean, pairs)],
+        return combined(data, [Part(1.0 - weight, alone), Part(weight, pairs)],
                         {**alone.info, "pairwise": weight, "pairs": pairs.info["pairs"]})
 
     return build
