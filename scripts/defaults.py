@@ -7,7 +7,7 @@ family, beside a grid of C, tested on held-out data (the originals refuse to run
   and the MSLR sample (its first 30 queries / the other 13, features normalised per query): test NDCG@10 / MAP.
 A row is the loss's own measure at each C; `default` is its value at the C `learn` takes without -c, `best` the
 grid's best, `w = 0` the value of the scores of w = 0 (every score tied). Usage:
-python scripts/defaults.py [--shared ../shared]
+python scripts/defaults.py [--shared ../shared] [--losses ndcg@10,map]
 """
 import argparse
 from pathlib import Path
@@ -60,13 +60,17 @@ def read(files, shared: Path, part: str):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared"))
+    parser.add_argument("--losses", default=None, help="comma-separated losses to run (default: all)")
     args = parser.parse_args()
+    chosen = None if args.losses is None else set(args.losses.split(","))
     shared = Path(args.shared)
     experiment.require(shared / "data" / "reuters", shared / "data" / "mq2008", shared / "data" / "yahoo-sample",
                        shared / "data" / "mslr-sample")
     print(f"{'data':<14} {'loss':<10} {'measure':<9} " + " ".join(f"{f'C {c:g}':>8}" for c in GRID)
           + f" {'w = 0':>8} {'default':>14} {'best':>12}")
     for name, loss, measure, train_files, test_files, normalize in cases(shared):
+        if chosen is not None and loss not in chosen:
+            continue
         train = read(train_files, shared, "train")
         test = read(test_files or "mslr", shared, "test")
         test = data.from_arrays(test.X[:, :train.n_features] if test.n_features > train.n_features else test.X,
