@@ -249,19 +249,19 @@ def test_precision_pairs_are_the_labels_pairs():
 
 
 def test_pairwise_mixes_svm_ranks_pairs_into_the_listwise_bound():
-    """--pairwise lambda: C/n sum_q [(1 - lambda) xi_listwise + lambda xi_pairs] over the n queries, xi_pairs svm_rank's
-    swapped pairs as a fraction of the query's (pairs-avg; losses.combo.with_pairs, combo's sum). lambda = 0 is the
-    listwise problem itself; in between, the most violated constraint is the weighted sum of the two oracles' at any
-    scores (ties included); lambda = 1 is pairs-avg at the C that puts its objective on the same scale: the same
-    run. (Shards train the same model: tests/test_distributed.py.)"""
+    """--pairwise lambda: C/n sum_q [(1 - lambda) xi_listwise + lambda xi_pairs / m] over the n queries, m the mean
+    pairs a query (losses.combo.with_pairs, combo's sum). lambda = 0 is the listwise problem itself; in between, the
+    most violated constraint is the weighted sum of the two oracles' at any scores (ties included); lambda = 1 is
+    svm_rank's pairs at the C that puts its objective on the same scale: the same run."""
     from svmstruct import losses
 
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     listwise = dorm.LOSSES[[loss.name for loss in dorm.LOSSES].index("ndcg@k")]
     loss, opts = api.resolve_loss("ndcg@10")
     assert opts["pairwise"] == dorm.PAIRWISE_DEFAULTS["ndcg@k"] and loss is losses.REGISTRY["ndcg@k"]
-    pairs_loss, pairs_opts = api.resolve_loss("pairs-avg")
+    pairs_loss, pairs_opts = api.resolve_loss("pairs")
     pairs = pairs_loss.build(train_set, pairs_opts)
+    m = pairs.info["pairs"] / pairs.info["queries"]
     rng = np.random.default_rng(4)
     n = train_set.n_docs
     scores = [rng.normal(size=n), np.round(rng.normal(size=n)), np.zeros(n)]
@@ -273,11 +273,11 @@ def test_pairwise_mixes_svm_ranks_pairs_into_the_listwise_bound():
         for s in scores:
             (d_mixed, v_mixed), (d_alone, v_alone), (d_pairs, v_pairs) = (
                 problem.most_violated(s)[:2] for problem in (mixed, alone, pairs))
-            np.testing.assert_allclose(d_mixed, (1 - weight) * d_alone + weight * d_pairs, atol=1e-9)
-            assert v_mixed == pytest.approx((1 - weight) * v_alone + weight * v_pairs, abs=1e-9)
+            np.testing.assert_allclose(d_mixed, (1 - weight) * d_alone + weight / m * d_pairs, atol=1e-9)
+            assert v_mixed == pytest.approx((1 - weight) * v_alone + weight / m * v_pairs, abs=1e-9)
     C, eps = 1.0, 0.0001
     as_pairs = api.fit(train_set, "ndcg@10", C=C, epsilon=eps, pairwise=1.0)
-    rank = api.fit(train_set, "pairs-avg", C=C * pairs.n / train_set.n_examples, epsilon=eps)
+    rank = api.fit(train_set, "pairs", C=C * pairs.n / (train_set.n_examples * m), epsilon=eps)
     assert as_pairs.result.primal == pytest.approx(rank.result.primal, rel=1e-9)  # the same steps, to round-off
     np.testing.assert_allclose(as_pairs.w, rank.w, atol=1e-9)
 

@@ -115,25 +115,27 @@ def build(data, opts: dict) -> TrainingProblem:
     problems = []
     for loss, implied in chosen:
         given = {"rel_threshold": opts.get("rel_threshold")} if loss.option("rel_threshold") else {}
-        problems.append(loss.build(data, loss.resolve(given, implied)))
+        shared = {"pairs_per_query": opts["pairs_per_query"]} if "pairs_per_query" in opts else {}  # on shards
+        problems.append(loss.build(data, {**loss.resolve(given, implied), **shared}))
     return combined(data, [Part(float(lam), p) for lam, p in zip(lambdas, problems)],
                     {"queries": data.n_examples, "combo": ",".join(loss.name for loss, _ in chosen)})
 
 
 def with_pairs(listwise: Callable) -> Callable:
-    """The build of a listwise loss with --pairwise lambda: C/n sum_q [(1 - lambda) xi_q + lambda xi_q^pairs] over the
-    n queries (combined's sum; a query a loss leaves out adds 0 to its part), xi_q^pairs the hinge of svm_rank's
-    pairs as a fraction of the query's pairs (-l pairs-avg), so that both parts are in [0, 1] a query and no weight
-    depends on how the queries are split (shards train the same model). lambda = 0 is the listwise loss alone (its
-    own problem, not a mixture); 1 is -l pairs-avg at C n_pairs-avg / n."""
+    """The build of a listwise loss with --pairwise lambda: C/n sum_q [(1 - lambda) xi_q + lambda xi_q^pairs / m] over
+    the n queries (combined's sum; a query the listwise loss leaves out adds its pairs only), svm_rank's pairs
+    divided by m, the mean number of pairs a query of the whole training data, so that both are on the scale of one
+    query's loss (on shards the driver hands m over as opts["pairs_per_query"]: svmstruct.train.distributed). lambda
+    = 0 is the listwise loss alone (its own problem, not a mixture); 1 is -l pairs at C n_pairs / (n m)."""
     def build(data, opts: dict) -> TrainingProblem:
         weight = float(opts.get("pairwise") or 0.0)
         alone = listwise(data, opts)
         if weight == 0:
             return alone
-        pairs_loss, implied = _lookup("pairs-avg")
+        pairs_loss, implied = _lookup("pairs")
         pairs = pairs_loss.build(data, pairs_loss.resolve({}, implied))
-        return combined(data, [Part(1.0 - weight, alone), Part(weight, pairs)],
+        mean = opts.get("pairs_per_query") or pairs.info["pairs"] / pairs.info["queries"]
+        return combined(data, [Part(1.0 - weight, alone), Part(weight / mean, pairs)],
                         {**alone.info, "pairwise": weight, "pairs": pairs.info["pairs"]})
 
     return build

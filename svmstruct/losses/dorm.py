@@ -306,8 +306,8 @@ def _builder(name: str):
 # a loss that declares --pairwise has svm_rank's pairs mixed into its bound by the registry (combo.with_pairs: a family
 # module imports no other family)
 PAIRWISE = Option("pairwise", ("--pairwise",), "float", "the weight lambda of svm_rank's pairs in the loss: (1 - "
-                  "lambda) Delta + lambda (the fraction of the query's pairs swapped); 0: the listwise loss alone, 1: "
-                  "pairs-avg", default=0.0, check=between(0.0, 1.0), metavar="LAMBDA")
+                  "lambda) Delta + lambda (swapped pairs / their mean number a query); 0: the listwise loss alone, 1: "
+                  "pairs", default=0.0, check=between(0.0, 1.0), metavar="LAMBDA")
 # the defaults measured on real collections (make exp-real, docs/losses.md): the listwise bound alone loses to pairs
 PAIRWISE_DEFAULTS = {"ndcg@k": 0.5, "mrr": 0.5, "precision@k": 0.9}
 

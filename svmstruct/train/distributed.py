@@ -63,7 +63,8 @@ class Shard:
 
         d = self.data
         return dict(path=d.path, documents=d.n_docs, width=d.n_features, columns=d.columns, has_qid=d.has_qid,
-                    qids=np.unique(d.qid) if d.has_qid else None, largest=data.largest_magnitude(d))
+                    qids=np.unique(d.qid) if d.has_qid else None, largest=data.largest_magnitude(d),
+                    pairs=_pairs_of_different_label(d.y, d.qptr) if d.has_qid else 0)
 
     def column_largest(self, width: int, columns: np.ndarray | None) -> np.ndarray:
         """Per column of the aligned data: the largest |value| (0 for a column not used here)."""
@@ -151,6 +152,14 @@ class Shard:
     def restore(self, w_b: np.ndarray, w_t: np.ndarray, w_imputed: np.ndarray | None) -> None:
         _set_threads(self.threads)
         self.evaluator.restore(w_b, w_t, w_imputed)
+
+
+def _pairs_of_different_label(y: np.ndarray, qptr: np.ndarray) -> int:
+    """svm_rank's pairs of the queries: sum_q (n_q^2 - sum_label c_ql^2) / 2."""
+    query = np.repeat(np.arange(len(qptr) - 1), np.diff(qptr))
+    _, counts = np.unique(np.stack([query.astype(np.float64), np.asarray(y, dtype=np.float64)]), axis=1,
+                          return_counts=True)
+    return int((np.sum(np.diff(qptr).astype(np.int64) ** 2) - np.sum(counts.astype(np.int64) ** 2)) // 2)
 
 
 def payload_bytes(value: Any) -> int:
@@ -367,6 +376,9 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel:
     if kernel is not None:
         mapping = kernel_map(cluster, kernel, loss, normalize, [s["documents"] for s in shapes])
         columns, width = None, mapping.size
+    if loss.needs_qid:  # --pairwise's scale, the mean pairs a query, is the whole data's (losses.combo.with_pairs)
+        queries = sum(len(s["qids"]) for s in shapes)
+        opts = {**opts, "pairs_per_query": sum(s["pairs"] for s in shapes) / max(queries, 1)}
     cluster.built = (loss, opts, width, columns, normalize, scale, mapping)
     built = cluster.call("build", *cluster.built)
     dim = max(b["dim"] for b in built)
