@@ -113,9 +113,9 @@ def build(data, opts: dict) -> TrainingProblem:
     chosen = components(opts.get("combo_losses") or DEFAULT_COMPONENTS)
     lambdas = weights(opts.get("combo_weights"), len(chosen))
     problems = []
+    shared = {"pairs_per_query": opts["pairs_per_query"]} if "pairs_per_query" in opts else {}  # on shards
     for loss, implied in chosen:
         given = {"rel_threshold": opts.get("rel_threshold")} if loss.option("rel_threshold") else {}
-        shared = {"pairs_per_query": opts["pairs_per_query"]} if "pairs_per_query" in opts else {}  # on shards
         problems.append(loss.build(data, {**loss.resolve(given, implied), **shared}))
     return combined(data, [Part(float(lam), p) for lam, p in zip(lambdas, problems)],
                     {"queries": data.n_examples, "combo": ",".join(loss.name for loss, _ in chosen)})

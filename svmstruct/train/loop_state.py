@@ -42,27 +42,42 @@ class WorkingSet:
         return self._G[: self.m, : self.m]
 
     def add(self, a: np.ndarray, b: float) -> None:
+        """Append the constraint (a, b); a's products with the others fill the new row and column of G."""
         m = self.m
-        if m == len(self._A):
-            A = np.zeros((2 * m, self._A.shape[1]))
-            A[:m] = self._A
+        g = self._products(a)
+        if m == len(self._G):
             G = np.zeros((2 * m, 2 * m))
             G[:m, :m] = self._G
-            self._A, self._G = A, G
-        g = self.A @ a
-        self._A[m] = a
+            self._G = G
+        self._store(a)
         self._G[m, :m] = g
         self._G[:m, m] = g
         self._G[m, m] = a @ a
         self.b = np.append(self.b, b)
         self.idle = np.append(self.idle, 0)
 
+    def _products(self, a: np.ndarray) -> np.ndarray:
+        """a_k . a for every constraint k."""
+        return self.A @ a
+
+    def _store(self, a: np.ndarray) -> None:
+        """Keep a as the next row (the buffer doubles when full)."""
+        m = self.m
+        if m == len(self._A):
+            A = np.zeros((2 * m, self._A.shape[1]))
+            A[:m] = self._A
+            self._A = A
+        self._A[m] = a
+
     def shift(self, delta: np.ndarray) -> None:
         """Add delta to every constraint vector a_k (G updated in O(m d), not rebuilt)."""
-        g = self.A @ delta
+        g = self._products(delta)
         m = self.m
         self._G[:m, :m] += g[:, None] + g[None, :] + float(delta @ delta)
-        self._A[:m] += delta
+        self._shift_rows(delta)
+
+    def _shift_rows(self, delta: np.ndarray) -> None:
+        self._A[: self.m] += delta
 
     def keep(self, mask: np.ndarray) -> None:
         k = int(mask.sum())
@@ -101,29 +116,14 @@ class WideWorkingSet(WorkingSet):
     def _products(self, a: np.ndarray) -> np.ndarray:
         return np.array([values @ (a if indices is None else a[indices]) for indices, values in self.rows])
 
-    def add(self, a: np.ndarray, b: float) -> None:
-        m = self.m
-        if m == len(self._G):
-            G = np.zeros((2 * m, 2 * m))
-            G[:m, :m] = self._G
-            self._G = G
-        g = self._products(a)
+    def _store(self, a: np.ndarray) -> None:
         nonzero = np.flatnonzero(a)
         sparse = 3 * len(nonzero) < 2 * len(a)  # int32 index + double value against a double per weight
         self.rows.append((nonzero.astype(np.int32), a[nonzero].astype(np.float64)) if sparse
                          else (None, np.array(a, dtype=np.float64)))
-        self._G[m, :m] = g
-        self._G[:m, m] = g
-        self._G[m, m] = a @ a
-        self.b = np.append(self.b, b)
-        self.idle = np.append(self.idle, 0)
 
-    def shift(self, delta: np.ndarray) -> None:
-        g = self._products(delta)
-        m = self.m
-        self._G[:m, :m] += g[:, None] + g[None, :] + float(delta @ delta)
-        dense = self.A + delta
-        self.rows = [(None, row) for row in dense]
+    def _shift_rows(self, delta: np.ndarray) -> None:
+        self.rows = [(None, row) for row in self.A + delta]
 
     def keep(self, mask: np.ndarray) -> None:
         k = int(mask.sum())
