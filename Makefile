@@ -10,12 +10,12 @@ DEMO   := data/mq2008-small
 .PHONY: install demo test test-fast lint clean
 
 # Create the virtual environment, install svmstruct with its test extras and compile its numba kernels into
-# the cache once (svmstruct.runtime.warmup), so that no command compiles on first use (re-run when pyproject changes).
+# the cache once (svmstruct.worker.warmup), so that no command compiles on first use (re-run when pyproject changes).
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,distributed]'
-	$(BIN)/python -m svmstruct.runtime.warmup
+	$(BIN)/python -m svmstruct.worker.warmup
 	touch $@
 
 # The package's bytecode written once here (a no-op when current): where PYTHONDONTWRITEBYTECODE is set, every
@@ -122,7 +122,7 @@ bench-synth: install
 bench-batch: install
 	$(BIN)/python scripts/bench_batch.py --shared $(SHARED) --out exp/batch
 
-# the thread policy (svmstruct/runtime/threads.py): parallel regions' start, kernels' cost per unit, learn beside CPU hogs
+# the thread policy (svmstruct/compute/threads.py): parallel regions' start, kernels' cost per unit, learn beside CPU hogs
 bench-threads: install
 	$(BIN)/python scripts/bench_threads.py --shared $(SHARED)
 

@@ -272,7 +272,7 @@ def main():
             if results[True] != results[False]:
                 counts[("both", "different ways")] = counts.get(("both", "different ways"), 0) + 1
                 bad.append(f"{'both':<11} {'different ways':<22} {name}: {results[True][0]} / {results[False][0]}")
-        from svmstruct.runtime import control
+        from svmstruct.worker import control
 
         control.stop_servers(sockets, every=True)
     print(f"{len(cases)} cases, each through the resident worker and in its own process")

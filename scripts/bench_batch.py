@@ -6,7 +6,7 @@ machine, and with -j1 beside two CPU hogs. Where ANCHOR_BIN holds svm_rank_learn
 trec_eval, the `pairs` runs are also made with them (the same -c; trec_eval on the qrels and a TREC run of
 svm_rank's predictions), next to ours alone on the same 15 runs; without them that column is skipped.
 Every batch of ours runs twice: each command in its own process (SVMSTRUCT_RESIDENT=0) and as users run it,
-through the resident worker that serves inside make (svmstruct.runtime.resident), started by the batch's first
+through the resident worker that serves inside make (svmstruct.worker.resident), started by the batch's first
 command (a fresh socket directory each time, so its start-up is in the time) and stopped after the batch.
 Usage: python scripts/bench_batch.py [--shared ../shared] [--out exp/batch]
 """
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from svmstruct.runtime import control
+from svmstruct.worker import control
 
 import experiment
 

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("SVMSTRUCT_RESIDENT", "0")  # each command's own process is timed (svmstruct.runtime.resident)
+os.environ.setdefault("SVMSTRUCT_RESIDENT", "0")  # each command's own process is timed (svmstruct.worker.resident)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-os.environ.setdefault("SVMSTRUCT_RESIDENT", "0")  # each command's own process is timed (svmstruct.runtime.resident)
+os.environ.setdefault("SVMSTRUCT_RESIDENT", "0")  # each command's own process is timed (svmstruct.worker.resident)
 
 ROOT = Path(__file__).resolve().parents[1]
 

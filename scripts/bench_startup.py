@@ -9,7 +9,7 @@
 `python -c pass` and `python -c "import numpy"` are the floor. Targets: learn 10 lines <= 0.5 s, eval of S5
 <= 0.3 s, S1 whole process <= svm_rank's + 0.3 s and training time <= svm_rank's.
 Each command runs as its own process (SVMSTRUCT_RESIDENT=0) and, in a second column, as a Makefile's recipe runs
-it (MAKEFLAGS set): through a running resident worker (svmstruct.runtime.resident, a private socket directory).
+it (MAKEFLAGS set): through a running resident worker (svmstruct.worker.resident, a private socket directory).
 Usage: python scripts/bench_startup.py [--runs 5] [--shared ../shared]
 """
 import argparse
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from svmstruct.runtime import control
+from svmstruct.worker import control
 
 ROOT = Path(__file__).resolve().parents[1]
 SVM = str(Path(sys.executable).parent / "svmstruct")

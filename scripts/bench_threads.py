@@ -1,4 +1,4 @@
-"""The thread policy's numbers (svmstruct/runtime/threads.py), measured here:
+"""The thread policy's numbers (svmstruct/compute/threads.py), measured here:
 
 1. the start of a parallel region with the OpenMP team asleep (OMP_WAIT_POLICY=PASSIVE, the policy) and
    spinning (ACTIVE, OpenMP's default): a tiny kernel on 1 and 2 threads;
@@ -24,8 +24,8 @@ KERNELS = """
 import time, numpy as np, numba
 from svmstruct import api
 from svmstruct.io import data
-from svmstruct.runtime import threads
-from svmstruct.train import matvec
+from svmstruct.compute import threads
+from svmstruct.compute import matvec
 from svmstruct.losses import rank_oracles
 def per(f, *a):
     f(*a); n = 0; t = time.perf_counter()

@@ -21,7 +21,7 @@ from svmstruct.evaluation import measures
 from svmstruct.io import data
 
 # the benchmarks time and measure each command's own process (`/usr/bin/time -v`): not through the resident
-# worker (svmstruct.runtime.resident), whose caller process is not the one that works; bench_batch times both
+# worker (svmstruct.worker.resident), whose caller process is not the one that works; bench_batch times both
 os.environ.setdefault("SVMSTRUCT_RESIDENT", "0")
 
 

@@ -19,7 +19,7 @@ import os
 # Single-threaded BLAS unless the user chose otherwise; must happen before numpy loads its BLAS.
 for _variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
-# numba's OpenMP threads sleep between parallel regions instead of spinning (svmstruct.runtime.threads)
+# numba's OpenMP threads sleep between parallel regions instead of spinning (svmstruct.compute.threads)
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("KMP_BLOCKTIME", "0")
 
@@ -28,7 +28,7 @@ def _numba_cache() -> None:
     """A writable place for numba's compiled kernels, also where the installation and the home are read-only."""
     import sys
 
-    from svmstruct.runtime import numba_cache
+    from svmstruct.compute import numba_cache
 
     notice = numba_cache.ensure()
     if notice:

@@ -12,12 +12,12 @@ import numpy as np
 
 from svmstruct import losses, model
 from svmstruct.config import CheckedRun, Run, Settings, check_training_parameters, resolve_loss  # noqa: F401
+from svmstruct.dataset import normalize as normalization
 from svmstruct.errors import InputError, NumericalError, UsageError
 from svmstruct.io.data import Dataset, largest_magnitude, read_basis
 from svmstruct.losses.base import Loss
 from svmstruct.options import MAX_ITERATIONS
 from svmstruct.train import loop
-from svmstruct.train import normalize as normalization
 from svmstruct.train.evaluator import LocalEvaluator
 from svmstruct.train.loop_state import LoopState
 from svmstruct.train.problem import Outline, Prepared, TrainingProblem, TrainingSummary

@@ -47,11 +47,12 @@ class _Commands(click.Group):
 
 
 
-def build_cli() -> click.Group:
-    """The command group, with `learn`'s loss options generated from the registry as it is now."""
+def build_cli(extra: dict | None = None) -> click.Group:
+    """The command group, with `learn`'s loss options generated from the registry as it is now; EXTRA: more
+    commands, by name, each built when it is used (the entry point adds the worker's, svmstruct.worker.command)."""
 
     @click.group(cls=_Commands, factories={"learn": _learn, "classify": _classify, "eval": _eval, "qrels": _qrels,
-                                           "div-baseline": _div_baseline, "losses": _losses, "worker": _worker},
+                                           "div-baseline": _div_baseline, "losses": _losses, **(extra or {})},
                  context_settings={"help_option_names": ["-h", "--help"]})
     @click.version_option(version=__version__, prog_name="svmstruct")
     def cli():
@@ -97,23 +98,9 @@ def _losses() -> click.Command:
     return losses.command()
 
 
-def _worker() -> click.Command:
-    @click.command(name="worker", add_help_option=False,
-                   context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-    def worker(args):
-        """Show or stop the resident worker that serves commands inside make: status, stop [--all]."""
-        from svmstruct.runtime import control
-
-        code = control.manage(list(args))
-        if code:
-            raise SystemExit(code)
-
-    return worker
-
-
-def main(argv=None) -> None:
-    """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback."""
+def main(argv=None, extra: dict | None = None) -> None:
+    """Run a command (EXTRA: build_cli's): user errors become one line on stderr and a non-zero exit, never a
+    traceback."""
     code = 0
     previous = {number: signal.signal(number, _raise_terminated) for number in ENDING_SIGNALS
                 if signal.getsignal(number) != signal.SIG_IGN}  # inherited as ignored (nohup): stays ignored
@@ -123,7 +110,7 @@ def main(argv=None) -> None:
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):  # the commands check what they compute and
                 warnings.simplefilter("ignore", RuntimeWarning)  # say it in one line: no numpy warnings besides
-                code = _run(build_cli(), args)
+                code = _run(build_cli(extra), args)
             sys.stdout.flush()  # a full device fails here, not at the interpreter's exit
         except SystemError as e:  # a signal handler raised inside a numba kernel: its dispatcher wraps it
             raise (_interruption(e) or e) from None
@@ -149,7 +136,7 @@ def main(argv=None) -> None:
     except MemoryError:
         code = _error("out of memory", 1)
     except RuntimeError as e:
-        if "cannot cache function" not in str(e):  # numba: no writable place for its cache (runtime.numba_cache)
+        if "cannot cache function" not in str(e):  # numba: no writable place for its cache (compute.numba_cache)
             raise
         code = _error("no writable folder for numba's compiled kernels (beside the package, ~/.cache/numba or the "
                       "temporary folder): set NUMBA_CACHE_DIR to one", 1)

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from svmstruct import losses
+from svmstruct.dataset.normalize import METHODS as NORMALIZATIONS
 from svmstruct.errors import InputError, UsageError
 from svmstruct.options import MAX_ITERATIONS
-from svmstruct.train.normalize import METHODS as NORMALIZATIONS
 
 if TYPE_CHECKING:
     from svmstruct.kernels.nystroem import Spec
@@ -358,7 +358,7 @@ def check_training_parameters(C: float, epsilon: float | None, max_iterations: i
 @dataclass
 class Settings:
     """How to train, validated once (check): the C grid, epsilon (None: the loss's default), the iteration
-    limit, the feature normalisation (svmstruct.train.normalize), and for one C a checkpoint to resume from
+    limit, the feature normalisation (svmstruct.dataset.normalize), and for one C a checkpoint to resume from
     (svmstruct.train.checkpoint.load: its arrays read once the data is) or a checkpoint being written (a Callback
     of the caller)."""
     grid: list

@@ -568,12 +568,12 @@ def score(model: Model, dataset) -> np.ndarray:
 def _scores(model: Model, dataset) -> np.ndarray:
     import scipy.sparse as sp
 
-    from svmstruct.train import products
+    from svmstruct.compute import products
 
     if model.kernel is not None:  # svm_light's kernel model: its expansion over the support vectors
         return model.kernel.scores(dataset) - model.threshold
-    if model.normalize == "query":  # trained on query-normalised features (svmstruct.train.normalize)
-        from svmstruct.train import normalize
+    if model.normalize == "query":  # trained on query-normalised features (svmstruct.dataset.normalize)
+        from svmstruct.dataset import normalize
 
         dataset = normalize.query_level(dataset)
     w = weights_for(model, dataset)

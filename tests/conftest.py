@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 # Commands run as a user's shell runs them: the installed `svmstruct` command, each in its own process (outside make
-# the resident worker does not serve: svmstruct.runtime.resident). The suite's own environment is a shell's, not
+# the resident worker does not serve: svmstruct.worker.resident). The suite's own environment is a shell's, not
 # make's, even under `make test`. A test that means the worker says so (invoke(worker=True): SVMSTRUCT_RESIDENT=1),
 # served by a server of the suite's own in a private socket directory, stopped when the suite ends;
 # tests/test_resident.py has servers of its own. invoke_here runs cli.main in the test's process, for the tests
@@ -48,7 +48,7 @@ def pytest_terminal_summary(terminalreporter):
 
 
 def pytest_unconfigure(config):
-    from svmstruct.runtime import control
+    from svmstruct.worker import control
 
     control.stop_servers(str(WORKER_DIR), every=True)
     shutil.rmtree(SUITE_TMP, ignore_errors=True)

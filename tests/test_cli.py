@@ -141,10 +141,10 @@ def test_threads_must_be_positive():
 
 @pytest.mark.slow
 def test_after_the_warm_up_no_command_compiles(tmp_path):
-    """`make install` runs `python -m svmstruct.runtime.warmup`; afterwards learn (every family), classify and eval
+    """`make install` runs `python -m svmstruct.worker.warmup`; afterwards learn (every family), classify and eval
     load every numba kernel from the cache (NUMBA_DEBUG_CACHE prints `data saved` when it compiles)."""
     env = {**os.environ, "NUMBA_DEBUG_CACHE": "1"}
-    warm = subprocess.run([sys.executable, "-m", "svmstruct.runtime.warmup"], capture_output=True, text=True)
+    warm = subprocess.run([sys.executable, "-m", "svmstruct.worker.warmup"], capture_output=True, text=True)
     assert warm.returncode == 0, warm.stderr
     runs = [["learn", "-l", loss, "-c", "1", "-v", "0", SMALL / "train.txt", tmp_path / f"{i}.model"]
             for i, loss in enumerate(["ndcg@10", "map", "pairs", "errorrate", "f1", "rocarea", "mrr"])]
@@ -251,12 +251,12 @@ def test_a_grid_warns_when_its_best_c_is_at_an_end_and_talks_at_v2_and_v3(tmp_pa
 
 
 def test_the_warm_up_run_beside_a_source_copy_compiles_the_installed_one(tmp_path):
-    """`python -m svmstruct.runtime.warmup` in a directory holding another copy of the package (a checkout beside a
+    """`python -m svmstruct.worker.warmup` in a directory holding another copy of the package (a checkout beside a
     regular install) imports that copy first: it must notice and compile the installed one."""
     import shutil
 
     shutil.copytree(ROOT / "svmstruct", tmp_path / "svmstruct", ignore=shutil.ignore_patterns("__pycache__"))
-    code = "from svmstruct.runtime import warmup; print(warmup.__file__); print(warmup._installed_elsewhere())"
+    code = "from svmstruct.worker import warmup; print(warmup.__file__); print(warmup._installed_elsewhere())"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     imported, elsewhere = run.stdout.split()

@@ -281,7 +281,7 @@ def _first_repeat_by_loop(docids, qptr):
 
 @pytest.mark.parametrize("collide", [False, True])
 def test_duplicate_docids_are_found_as_by_a_loop_also_when_hashes_collide(tmp_path, monkeypatch, collide):
-    from svmstruct.io import documents
+    from svmstruct.dataset import documents
 
     if collide:  # every docid the same hash: groups of different docids compared as strings
         monkeypatch.setattr(documents.Docids, "hashes", lambda self: np.zeros(len(self), dtype=np.uint64))

@@ -145,7 +145,7 @@ def test_pip_install_leaves_the_checkout_as_it_was(tmp_path):
     import zipfile
 
     names = zipfile.ZipFile(wheel).namelist()
-    assert "svmstruct/runtime/control.py" in names and not [n for n in names if "__pycache__" in n or "tests/" in n]
+    assert "svmstruct/worker/control.py" in names and not [n for n in names if "__pycache__" in n or "tests/" in n]
 
 
 # ---- learn without -c

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from svmstruct.dataset import ranking
 from svmstruct.evaluation import measures, tables
 from svmstruct.io import data, trec
 
@@ -138,7 +139,7 @@ def test_midranks_equal_scipy_rankdata(seed):
 
 
 def test_the_ranking_of_the_whole_file_is_every_querys_trec_order():
-    """measures.trec_ranking sorts every query by score and looks at docids only where scores tie: the same
+    """ranking.trec_ranking sorts every query by score and looks at docids only where scores tie: the same
     permutation as trec_order query by query (scores with many ties, -0.0 and 0.0 among them)."""
     rng = np.random.default_rng(4)
     sizes = rng.integers(1, 9, size=300)
@@ -146,9 +147,9 @@ def test_the_ranking_of_the_whole_file_is_every_querys_trec_order():
     scores = rng.integers(-2, 3, size=qptr[-1]).astype(float) * rng.choice([1.0, 0.5], size=qptr[-1])
     scores[scores == 0] = rng.choice([0.0, -0.0], size=int(np.sum(scores == 0)))
     docids = [f"d{rng.integers(0, 10**6)}" for _ in range(qptr[-1])]
-    ranking = measures.trec_ranking(scores, qptr, docids)
+    order = ranking.trec_ranking(scores, qptr, docids)
     for lo, hi in zip(qptr[:-1], qptr[1:]):
-        assert ranking[lo:hi].tolist() == (lo + measures.trec_order(scores[lo:hi], docids[lo:hi])).tolist()
+        assert order[lo:hi].tolist() == (lo + ranking.trec_order(scores[lo:hi], docids[lo:hi])).tolist()
 
 
 BATCHED = ["map", "recip_rank", "mrr", "ndcg", "wta", "P_1", "P_3", "p@2", "recall_1", "recall_4", "ndcg_cut_1",
@@ -188,16 +189,16 @@ def test_batch_measures_equal_the_per_query_functions_to_the_bit():
         labels = _labels(kind, n, rng)
         scores = rng.integers(0, 3, size=n).astype(float)  # ties: the docids decide
         docids = [f"d{i}" for i in rng.permutation(n)]
-        ranking = measures.trec_ranking(scores, qptr, docids)
+        order = ranking.trec_ranking(scores, qptr, docids)
         for name in BATCHED:
             m = measures.lookup(name)
             assert m.batch is not None
-            loop = np.array([m.fn(labels[ranking[lo:hi]], labels[lo:hi], threshold)
+            loop = np.array([m.fn(labels[order[lo:hi]], labels[lo:hi], threshold)
                              for lo, hi in zip(qptr[:-1], qptr[1:])])
             old = measures.BATCH_ROWS, batch_measures.FEW
             measures.BATCH_ROWS, batch_measures.FEW = block or old[0], few
             try:
-                got = measures.per_query(m, labels, scores, qptr, docids, threshold, ranking)
+                got = measures.per_query(m, labels, scores, qptr, docids, threshold, order)
             finally:
                 measures.BATCH_ROWS, batch_measures.FEW = old
             np.testing.assert_array_equal(got.view(np.int64), loop.view(np.int64), err_msg=name)

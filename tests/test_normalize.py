@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 from svmstruct import api, model
+from svmstruct.dataset import normalize
 from svmstruct.io import data
-from svmstruct.train import normalize
 
 from conftest import invoke
 

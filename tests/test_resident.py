@@ -1,4 +1,4 @@
-"""The resident worker (svmstruct.runtime.resident, svmstruct.runtime.server): commands through it give what their own
+"""The resident worker (svmstruct.worker.resident, svmstruct.worker.server): commands through it give what their own
 processes give — outputs, files, exit statuses, errors, signals, descriptors, rights —, and anything it cannot
 do as the own process would is left to the own process. Each test has a private socket directory and stops its
 servers; the rest of the suite goes through the suite's own server (conftest)."""
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from svmstruct.runtime import control, resident
+from svmstruct.worker import control, resident
 
 from conftest import COMMAND
 from test_robustness import default_dispositions, files_in, slow_training_set
@@ -190,7 +190,7 @@ def test_a_kernel_the_server_loaded_can_be_called_by_one_compiled_later(tmp_path
         sys.path.insert(0, {str(tmp_path)!r})
         import kernels_for_test as k
         from numba import njit
-        from svmstruct.runtime import server as resident_server
+        from svmstruct.worker import server as resident_server
         signatures = resident_server._cached_signatures(k.inner)
         assert signatures, "nothing cached"
         for signature in signatures:
@@ -216,7 +216,7 @@ def test_a_stale_module_of_an_older_install_does_not_stop_the_preload(tmp_path):
     shutil.copytree(ROOT / "svmstruct", tmp_path / "svmstruct", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "svmstruct" / "checkpoint.py").write_text("from svmstruct import train\nclass Writer(train.Callback):"
                                                          "\n    pass\n")
-    code = "from svmstruct.runtime import server; server._preload(); import svmstruct.api; print('preloaded')"
+    code = "from svmstruct.worker import server; server._preload(); import svmstruct.api; print('preloaded')"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0 and run.stdout.strip() == "preloaded", run.stderr
     assert "not preloaded: svmstruct.checkpoint: AttributeError" in run.stderr
@@ -228,11 +228,11 @@ def test_the_server_can_fork_children_that_run_parallel_kernels():
     a parallel kernel ('fork() called from a process already using GNU OpenMP')."""
     code = """if True:
         import os, numpy as np
-        from svmstruct.runtime import server as resident_server
+        from svmstruct.worker import server as resident_server
         for kernel, signature in resident_server._preload():
             resident_server._load(kernel, signature)
         assert resident_server._safe_to_fork()
-        from svmstruct.train import matvec
+        from svmstruct.compute import matvec
         pid = os.fork()
         if pid == 0:
             import numba

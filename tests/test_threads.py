@@ -4,7 +4,7 @@ import os
 import numba
 import pytest
 
-from svmstruct.runtime import threads
+from svmstruct.compute import threads
 
 
 @pytest.mark.parametrize("flags, inside", [
@@ -52,7 +52,7 @@ def test_a_parallel_kernel_runs_its_one_thread_twin_for_small_work(monkeypatch):
     """The twin: the same function without parallel=True, the same results to the bit; chosen by for_work."""
     import numpy as np
 
-    from svmstruct.train import matvec
+    from svmstruct.compute import matvec
 
     kernel = matvec._dense_matvec
     calls = []

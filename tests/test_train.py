@@ -104,7 +104,7 @@ def test_line_search_finds_the_best_point_of_the_segment(loss_name, seed, close_
     them when that is what the loop asks (a tenth of its tolerance C epsilon), and its answer at w_t is the
     oracle's there. The segment's points are random, so most steps are strictly inside (0, 1)."""
     from svmstruct import api
-    from svmstruct.train import products
+    from svmstruct.compute import products
     from svmstruct.train.evaluator import LocalEvaluator
 
     dataset = _ranking_data(1.0, seed=seed)

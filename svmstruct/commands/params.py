@@ -107,7 +107,7 @@ def _set_threads(ctx, param, threads):
         return
     import numba
 
-    from svmstruct.runtime import threads as policy
+    from svmstruct.compute import threads as policy
 
     available = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
     if threads > available:

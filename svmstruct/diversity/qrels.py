@@ -50,7 +50,7 @@ def subtopic_matrix(dataset, lo: int, hi: int, covering: dict, path: str):
 
 def check_docids(dataset, covering: dict, path: str) -> None:
     """Every judged (qid, docid) must be a document of the data file, and a docid one document."""
-    from svmstruct.io.documents import check_unique_docids
+    from svmstruct.dataset.documents import check_unique_docids
 
     check_unique_docids(dataset)
     known = {(int(q), d) for q, d in zip(dataset.qid, dataset.docids)}
@@ -80,7 +80,7 @@ def read_selections(path: str) -> dict:
 
 def format_subsets(data, subsets, fmt: str = "selections", tag: str = "svmstruct") -> str:
     """[(qid, [row indices])] as `qid docid ...` lines, or with fmt 'trec' as a TREC run in that order."""
-    from svmstruct.io.documents import check_unique_docids
+    from svmstruct.dataset.documents import check_unique_docids
 
     check_unique_docids(data)
     lines: list[str] = []

@@ -19,19 +19,10 @@ from typing import Callable
 
 import numpy as np
 
+from svmstruct.dataset.ranking import trec_ranking
 from svmstruct.evaluation import batch_measures as batch
 from svmstruct.evaluation.batch_measures import exp_gains, gain_shift
 from svmstruct.options import LARGEST_INTEGER
-
-
-def trec_order(scores: np.ndarray, docids) -> np.ndarray:
-    """Indices by score descending, ties by docid descending (as trec_eval re-sorts a run).
-
-    Docids compare by code point, which is strcmp's byte order for UTF-8.
-    """
-    _, docid_rank = np.unique(np.asarray(docids, dtype=str), return_inverse=True)
-    return np.lexsort((-docid_rank.ravel(), -np.asarray(scores, dtype=float)))
-
 
 # ---- query measures: f(labels in ranked order, all labels of the query, rel_threshold) -> value
 
@@ -305,22 +296,6 @@ def lookup(name: str) -> Measure:
             pass
     raise KeyError(f"unknown measure '{name}'; known: {', '.join(ALL_MEASURES)} (any cutoff k in P_k, "
                    "recall_k, ndcg_cut_k, ndcg@k, dcg@k, p@k, err@k; fbetaB for F-beta; eru:ALPHA:NEUTRAL)")
-
-
-def trec_ranking(scores, qptr, docids) -> np.ndarray:
-    """Every query's rows in trec_order (a permutation of all rows, query by query): a sort of every query
-    (numba); the docids are looked at only in the queries that have tied scores."""
-    from svmstruct.evaluation.sorting import order_by_score
-
-    scores = np.asarray(scores, dtype=float)
-    ranking = np.empty(len(scores), dtype=np.int64)
-    has_tie = np.empty(len(qptr) - 1, dtype=np.bool_)
-    order_by_score(scores, np.asarray(qptr, dtype=np.int64), ranking, has_tie)
-    tied = np.flatnonzero(has_tie)
-    for q in tied.tolist():
-        lo, hi = int(qptr[q]), int(qptr[q + 1])
-        ranking[lo:hi] = lo + trec_order(scores[lo:hi], docids[lo:hi])
-    return ranking
 
 
 BATCH_ROWS = 1 << 16  # rows of queries a batch measure takes at once (its temporary arrays stay small)

@@ -6,10 +6,11 @@ import re
 
 import numpy as np
 
+from svmstruct.dataset.ranking import trec_ranking
+from svmstruct.dataset.documents import check_unique_docids
 from svmstruct.errors import InputError
 from svmstruct.evaluation import measures
 from svmstruct.io import files
-from svmstruct.io.documents import check_unique_docids
 from svmstruct.options import NON_FINITE, NUMBER
 
 _NON_FINITE = re.compile(NON_FINITE, re.IGNORECASE)
@@ -129,7 +130,7 @@ def measure_table(dataset, scores: np.ndarray, names: list, rel_threshold: float
                 check_unique_docids(dataset)
                 checked = True
             if ranking is None:
-                ranking = measures.trec_ranking(scores, dataset.qptr, dataset.docids)
+                ranking = trec_ranking(scores, dataset.qptr, dataset.docids)
             values = measures.per_query(m, dataset.y, scores, dataset.qptr, dataset.docids, rel_threshold, ranking)
             if not np.all(np.isfinite(values)):
                 q = int(np.flatnonzero(~np.isfinite(values))[0])

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from svmstruct.compute import threads as policy
+from svmstruct.dataset.documents import Dataset, Docids, check_unique_docids, docid_from_comment, group_queries  # noqa: F401
 from svmstruct.errors import InputError
 from svmstruct.io import files
-from svmstruct.io.documents import Dataset, Docids, check_unique_docids, docid_from_comment, group_queries  # noqa: F401
 from svmstruct.options import NON_FINITE, NUMBER
-from svmstruct.runtime import threads as policy
 
 CHUNK = 1 << 22  # bytes of text parsed per kernel call (threads + 1 in flight): memory stays near the final arrays
 # values the kernel's fast path leaves to Python: plain decimals only (float() would also take '1_0',

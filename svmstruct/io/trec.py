@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmstruct.evaluation.measures import trec_order
-from svmstruct.io.documents import check_unique_docids
+from svmstruct.dataset.documents import check_unique_docids
+from svmstruct.dataset.ranking import trec_order
 
 
 def printed_scores(scores: np.ndarray) -> np.ndarray:

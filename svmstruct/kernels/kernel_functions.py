@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from svmstruct.compute import threads
 from svmstruct.kernels.table import COMPILED, POLYNOMIAL, RBF, TYPES, Kernel
-from svmstruct.runtime import threads
 
 NS_PER_PRODUCT = 2.0  # one-thread cost of a feature pair in a sparse dot product (threads.for_work)
 

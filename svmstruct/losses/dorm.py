@@ -56,11 +56,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from svmstruct.compute import threads
 from svmstruct.errors import InputError
 from svmstruct.evaluation.measures import exp_gains, gain_shift
 from svmstruct.losses.base import Loss
 from svmstruct.options import LARGEST_SCALE, REL_THRESHOLD, K, Option, above_at_most, between, parse_number
-from svmstruct.runtime import threads
 from svmstruct.train.problem import Reference, TrainingProblem
 
 

@@ -51,8 +51,8 @@ so that most_violated_all forms dcoef = target - coefficients whatever the map.
 import numpy as np
 from numba import njit, prange
 
+from svmstruct.compute import threads
 from svmstruct.losses.assignment import assignment_positions
-from svmstruct.runtime import threads
 
 # the dynamic program's table is kept below this many states; larger cases go to the assignment
 MAX_STATES = 2_000_000

@@ -2,8 +2,8 @@
 import numpy as np
 from numba import njit, prange
 
-from svmstruct.losses.sums import sequential_sum
-from svmstruct.runtime import threads
+from svmstruct.compute import threads
+from svmstruct.compute.sums import sequential_sum
 
 
 @njit(cache=True)

@@ -8,10 +8,10 @@ Delta in percent, Psi with the label rescaling that makes the objectives equal t
 import numpy as np
 from numba import njit, prange
 
+from svmstruct.compute import threads
 from svmstruct.losses import perf_codes
 from svmstruct.losses.map_oracles import average_precision_most_violated_fast, sorted_desc
 from svmstruct.losses.perf_codes import AVGPREC, ERRORRATE, FBETA, PRBEP, PREC_K, REC_K, ROCAREA, ZEROONE
-from svmstruct.runtime import threads
 
 
 @njit(cache=True)

@@ -9,8 +9,8 @@ costs O(n log n) per query (svm_rank's own oracle is quadratic).
 import numpy as np
 from numba import njit, prange
 
-from svmstruct.losses.sums import sequential_sum
-from svmstruct.runtime import threads
+from svmstruct.compute import threads
+from svmstruct.compute.sums import sequential_sum
 
 
 @njit(cache=True)

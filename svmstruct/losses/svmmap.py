@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from svmstruct.compute import threads
 from svmstruct.errors import InputError
 from svmstruct.losses.base import Loss
 from svmstruct.options import REL_THRESHOLD
-from svmstruct.runtime import threads
 from svmstruct.train.problem import Reference, TrainingProblem
 
 

@@ -40,7 +40,7 @@ class DistributedError(SvmStructError):
 
 def _set_threads(threads: int | None) -> None:
     if threads:
-        from svmstruct.runtime import threads as policy
+        from svmstruct.compute import threads as policy
 
         policy.set_count(threads)
 
@@ -87,9 +87,9 @@ class Shard:
         and statistics."""
         import dataclasses
 
+        from svmstruct.dataset import normalize as normalization
         from svmstruct.io import data
         from svmstruct.kernels.kernel_functions import Rows
-        from svmstruct.train import normalize as normalization
 
         _set_threads(self.threads)
         if mapping is not None:

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from svmstruct.train import products
+from svmstruct.compute import products
 from svmstruct.train.problem import TrainingProblem
 
 

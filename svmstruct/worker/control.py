@@ -1,5 +1,5 @@
 """`svmstruct worker [status|stop] [--all]`: the resident worker's servers of this user, where commands go, and
-stopping them (the servers themselves: svmstruct.runtime.server; the caller's side: svmstruct.runtime.resident)."""
+stopping them (the servers themselves: svmstruct.worker.server; the caller's side: svmstruct.worker.resident)."""
 from __future__ import annotations
 
 import fcntl
@@ -8,7 +8,7 @@ import signal
 import sys
 import time
 
-from svmstruct.runtime import resident
+from svmstruct.worker import resident
 
 
 def servers(place: int, every: bool = False) -> list:

@@ -1,5 +1,5 @@
 """The resident worker's server and the children that run its commands (the caller's side, the protocol and
-what is checked: svmstruct.runtime.resident).
+what is checked: svmstruct.worker.resident).
 
 The server imports the package, listens on NAME.sock in the socket directory (descriptor 3, from the caller that
 started it), loads the cached numba kernels between commands the way numba's dispatcher loads them, and forks a
@@ -20,12 +20,12 @@ import sys
 import time
 from typing import Any
 
-from svmstruct.runtime import resident
+from svmstruct.worker import resident
 
 PLACE = 3  # the socket directory's descriptor in the server (resident._start_server)
 _NOT_PRELOADED = ("__main__", "warmup", "distributed", "resident", "server")
 # the kernels every command or the common losses use, loaded first
-_FIRST = ["svmstruct.io.svmlight_parser", "svmstruct.train.matvec", "svmstruct.evaluation.sorting",
+_FIRST = ["svmstruct.io.svmlight_parser", "svmstruct.compute.matvec", "svmstruct.dataset.ranking",
           "svmstruct.losses.rank_oracles", "svmstruct.losses.map_oracles", "svmstruct.losses.dorm_oracles",
           "svmstruct.losses.assignment", "svmstruct.losses.perf_oracles"]
 DEPENDENCIES = ("numpy", "scipy", "numba", "llvmlite", "click", "osqp")
@@ -327,7 +327,7 @@ def _preload() -> list:
                 skip(found.name)
     from numba.core.registry import CPUDispatcher
 
-    from svmstruct.runtime.threads import ParallelKernel
+    from svmstruct.compute.threads import ParallelKernel
 
     kernels: list = []
     for module_name, module in list(sys.modules.items()):

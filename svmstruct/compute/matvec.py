@@ -1,8 +1,8 @@
-"""The numba kernels of svmstruct.train.products (X @ w and X' c without copying X, float32 or float64 X, float64
+"""The numba kernels of svmstruct.compute.products (X @ w and X' c without copying X, float32 or float64 X, float64
 results). Loaded on first use."""
 from numba import njit, prange
 
-from svmstruct.runtime import threads
+from svmstruct.compute import threads
 
 
 @threads.parallel_kernel

@@ -1,5 +1,5 @@
 """Where numba keeps the compiled kernels (`cache=True`): next to the package's modules (`__pycache__`, where
-`python -m svmstruct.runtime.warmup` compiled them), else in the user's cache (~/.cache/numba); numba takes the
+`python -m svmstruct.worker.warmup` compiled them), else in the user's cache (~/.cache/numba); numba takes the
 first it can write. Where it can write neither (another user's read-only installation and no writable home: a
 container, `nobody`), numba refuses to load the package at all. Then the kernels go to a private directory of this
 user in the temporary folder, said once, when it is created. Checked before numba is imported (svmstruct's

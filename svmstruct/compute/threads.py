@@ -125,7 +125,7 @@ class ParallelKernel:
     without it (prange is then range: the same loops in the same order, so the same results to the bit; its
     own cache entry). A call inside `for_work` that chose one thread runs the twin, which neither launches
     numba's threading layer nor loads the parallel code, and leaves the process safe to fork
-    (svmstruct.runtime.resident); any other call runs the parallel kernel on numba's current number of threads."""
+    (svmstruct.worker.resident); any other call runs the parallel kernel on numba's current number of threads."""
 
     def __init__(self, function):
         import numba

@@ -6,7 +6,7 @@ commands) or when asked (SVMSTRUCT_RESIDENT=1). A plain shell command runs in it
 server. There, the first command starts a server in the background and runs in its own process; later commands
 connect to the server's Unix socket in the user's private directory and hand over their arguments, working
 directory, umask, environment, signal dispositions and every descriptor they inherited (SCM_RIGHTS). The server
-forks a child per command (svmstruct.runtime.server), which takes all of that and runs the command as a
+forks a child per command (svmstruct.worker.server), which takes all of that and runs the command as a
 process of its own would. Nothing is trusted that the kernel does not vouch for:
 
 - the directory is opened once, checked (a directory of this user that nobody else may enter) and used only

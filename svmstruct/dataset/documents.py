@@ -90,7 +90,7 @@ class Docids:
     def hashes(self) -> np.ndarray:
         """A 64-bit hash of every docid (FNV-1a over its first 64 bytes, seeded with its length): equal
         docids have equal hashes (numba's loop: no temporary arrays)."""
-        from svmstruct.evaluation.sorting import fnv_hashes
+        from svmstruct.dataset.ranking import fnv_hashes
 
         out = np.empty(len(self), dtype=np.uint64)
         fnv_hashes(np.frombuffer(self._blob, dtype=np.uint8), self._offsets, out)

@@ -2,7 +2,7 @@
 
 numba compiles a kernel on its first call and caches the machine code next to the package
 (`cache=True`); without this step every loss family pays its compilation (seconds each) on first use,
-and parallel jobs on a cold cache each pay it again. `make install` runs `python -m svmstruct.runtime.warmup`:
+and parallel jobs on a cold cache each pay it again. `make install` runs `python -m svmstruct.worker.warmup`:
 it writes tiny inputs to a temporary directory and runs, in this process, what users run — `learn` with
 every registered loss (with and without `--float32`, `--dense`, `--normalize`, a validation grid),
 `classify` and `eval` with all measures, gzip input — so the cached signatures are the ones real runs
@@ -60,7 +60,7 @@ def _run(args: list) -> None:
 def warm_up(say=print) -> None:
     """Run every command on tiny inputs (see the module docstring): the one-thread twins of the parallel
     kernels, then on two threads the parallel kernels themselves."""
-    from svmstruct.runtime import threads
+    from svmstruct.compute import threads
 
     with tempfile.TemporaryDirectory() as tmp:
         _every_command(Path(tmp), say)  # tiny work: the parallel kernels' one-thread twins
@@ -118,7 +118,7 @@ def _every_command(d: Path, say) -> None:
 
 
 def _installed_elsewhere() -> bool:
-    """`python -m svmstruct.runtime.warmup` run where a source checkout of svmstruct sits (the current directory is
+    """`python -m svmstruct.worker.warmup` run where a source checkout of svmstruct sits (the current directory is
     first on sys.path) while another copy is installed: the installed copy is the one to compile."""
     import importlib.util
     import os
@@ -143,7 +143,7 @@ def main() -> None:
         import os
 
         os.chdir("/")
-        os.execv(sys.executable, [sys.executable, "-m", "svmstruct.runtime.warmup"])
+        os.execv(sys.executable, [sys.executable, "-m", "svmstruct.worker.warmup"])
     start = time.perf_counter()
     print("svmstruct: compiling and caching the numba kernels (once per installation)", file=sys.stderr)
     warm_up(lambda line: print(f"  {line}", file=sys.stderr))

@@ -2,11 +2,11 @@
 
 X is a scipy CSR matrix or a dense ndarray (data.read_svmlight(layout="dense")). scipy's and numpy's
 products upcast a float32 matrix to float64 first, a transient copy of the whole training set; the numba
-kernels of svmstruct.train.matvec read X in place.
+kernels of svmstruct.compute.matvec read X in place.
 """
 import numpy as np
 
-from svmstruct.runtime import threads
+from svmstruct.compute import threads
 
 PARALLEL_NNZ = 4_000_000  # below this many nonzeros threads cost more than they save
 
@@ -14,7 +14,7 @@ PARALLEL_NNZ = 4_000_000  # below this many nonzeros threads cost more than they
 def matvec(X, w: np.ndarray) -> np.ndarray:
     """X @ w for a CSR matrix or a dense array X."""
     w = np.ascontiguousarray(w, dtype=np.float64)
-    from svmstruct.train import matvec as kernels
+    from svmstruct.compute import matvec as kernels
 
     out = np.empty(X.shape[0])
     if isinstance(X, np.ndarray):
@@ -29,7 +29,7 @@ def matvec(X, w: np.ndarray) -> np.ndarray:
 def rmatvec(X, coef: np.ndarray) -> np.ndarray:
     """X.T @ coef for a CSR matrix or a dense array X (rows with a zero coefficient are skipped)."""
     coef = np.ascontiguousarray(coef, dtype=np.float64)
-    from svmstruct.train import matvec as kernels
+    from svmstruct.compute import matvec as kernels
 
     if _nnz(X) >= PARALLEL_NNZ:
         partial = np.zeros((kernels.BLOCKS, X.shape[1]))

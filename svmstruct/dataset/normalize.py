@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 
-from svmstruct.io.documents import Dataset
+from svmstruct.dataset.documents import Dataset
 
 METHODS = ("none", "query", "global")
 
