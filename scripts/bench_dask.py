@@ -57,7 +57,7 @@ def split(path: Path, shards: int, out: Path) -> list:
 
 def one_configuration(files: list, workers: int, threads: int) -> dict:
     """Runs in a child process (its peak memory is the driver's): train on a local cluster."""
-    from svmstruct import api
+    from svmstruct import api, training
     from svmstruct.train import distributed
 
     loss, opts = api.resolve_loss("pairs")
@@ -73,7 +73,7 @@ def one_configuration(files: list, workers: int, threads: int) -> dict:
             prepared["seconds"] = time.perf_counter() - start
             prepared["traffic"] = (cluster.traffic.calls, cluster.traffic.sent, cluster.traffic.received)
 
-        trained = next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0]),
+        trained = next(training.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0]),
                                       on_prepared=mark))
         total = time.perf_counter() - start
         calls0, sent0, received0 = prepared["traffic"]

@@ -6,7 +6,7 @@ The reference runs' cases (their -c/-e): corn `errorrate -c 10000 -e 0.001` (and
 x C in 0.1, 1, 10 on its synthetic data, 500 iterations at most, in total). Each case is trained twice in
 the same run, `line_search=False` (the loop of svm_struct, the baseline) and `line_search=True`
 (Franc & Sonnenburg 2009); grids of five C (MQ2008 S1 map and pairs, corn errorrate) also with each
-C warm-started from the previous one's final state, as api.train_grid does for exact oracles. The table gives
+C warm-started from the previous one's final state, as training.train_grid does for exact oracles. The table gives
 iterations, oracle calls, seconds and the primal objectives with their relative difference; for div, whose
 greedy oracle certifies each run's objective with its own (different) errors, also every model's objective
 measured alike by div_yardstick (the oracle's answers improved by swap local search).
@@ -193,7 +193,7 @@ def main():
             continue
         totals = {}
         yardstick: dict = {}  # div: every engine's models measured alike (div_yardstick)
-        # several C on one problem: also warm-started as api.train_grid runs them (exact oracles only: train.py)
+        # several C on one problem: also warm-started as training.train_grid runs them (exact oracles only: train.py)
         grid = len(runs) > 1 and runs[0][1] != "div"
         for engine, line_search, warm in ENGINES if grid else ENGINES[:2]:
             iterations = calls = 0

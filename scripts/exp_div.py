@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from svmstruct import api
+from svmstruct import api, training
 from svmstruct.diversity import baselines, features, measures  # noqa: E402
 from svmstruct.diversity import qrels as qrels_io
 from svmstruct.io import data  # noqa: E402
@@ -66,7 +66,8 @@ def main():
     for K in ks:
         loss, opts = api.resolve_loss("div", {"subtopics": qrels, "k": K})
         best = None
-        for trained in api.train_grid(api.LocalSource(train_set), loss, opts, api.Settings(grid, max_iterations=500)):
+        settings = api.Settings(grid, max_iterations=500)
+        for trained in training.train_grid(training.LocalSource(train_set), loss, opts, settings):
             C, result = float(trained.C), trained.result
             timing.append((K, C, result.iterations, result.seconds))
             value = mean_loss(vali_set, covering, qrels, div.selections(trained, vali_set))

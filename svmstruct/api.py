@@ -1,160 +1,22 @@
-"""Training as a library call: the one prepare -> train -> model sequence (train_grid) that the CLI, C
-selection, the experiment scripts, the scikit-learn estimators and training on a cluster all use, over
-either training source: data in this process (LocalSource) or shards on Dask workers
-(svmstruct.distributed.ClusterSource)."""
+"""Training as a library call, the doors: fit (a Dataset and a loss by name), fit_problem (a structured problem of
+yours), fit_shards (shards on Dask workers); each checks its run (config.Run) and hands it to the one pipeline
+(svmstruct.training.train_grid) that `learn`, C selection and the scikit-learn estimators use too."""
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-import numpy as np
-
-from svmstruct import losses, model
-from svmstruct.config import CheckedRun, Run, Settings, check_training_parameters, resolve_loss  # noqa: F401
-from svmstruct.dataset import normalize as normalization
-from svmstruct.errors import InputError, NumericalError, UsageError
-from svmstruct.io.data import Dataset, largest_magnitude, read_basis
-from svmstruct.losses.base import Loss
+from svmstruct import model
+from svmstruct.config import Run, Settings, resolve_loss
+from svmstruct.errors import InputError
+from svmstruct.io.data import Dataset
 from svmstruct.options import MAX_ITERATIONS
+from svmstruct.spec import Loss
 from svmstruct.train import loop
-from svmstruct.train.evaluator import LocalEvaluator
-from svmstruct.train.loop_state import LoopState
-from svmstruct.train.problem import Outline, Prepared, TrainingProblem, TrainingSummary
+from svmstruct.training import ExamplesSource, LocalSource, train_grid, train_run
 
 if TYPE_CHECKING:
     from svmstruct.kernels import nystroem
-
-
-def loss_options(trained: model.Model) -> dict:
-    """A model's loss options typed (as Option.parse gives them), also for a model read from a file."""
-    loss, implied = losses.lookup(trained.loss)
-    return loss.resolve({k: v for k, v in trained.options.items() if loss.option(k) is not None}, implied)
-
-
-class LocalSource:
-    """Training data in this process (a Dataset): one TrainingProblem, a LocalEvaluator per run. With a
-    kernel (kernel_map.Spec) the features are mapped first (the Nystroem stage between data and trainer).
-    The other source is svmstruct.distributed.ClusterSource (shards on Dask workers); train_grid takes either."""
-
-    def __init__(self, dataset: Dataset, kernel: nystroem.Spec | None = None):
-        self.dataset = dataset
-        self.kernel = kernel
-        self.problem = None
-
-    def prepare(self, loss: Loss, opts: dict, normalize: str) -> Prepared:
-        data = self.dataset
-        if loss.needs_qid and not data.has_qid:
-            raise InputError(f"loss {loss.name} needs qid:<id> on every line", data.path)
-        largest = largest_magnitude(data)
-        scale = mapping = None
-        if normalize == "query":
-            data = normalization.query_level(data)
-        elif normalize == "global":
-            scale = normalization.global_scale(data)
-            data = normalization.scaled(data, scale)
-        if self.kernel is not None:
-            from svmstruct.kernels import nystroem
-            from svmstruct.kernels.kernel_functions import Rows
-
-            self.kernel.check_for(loss, normalize)
-            rows = Rows.of(data)
-            mapping = nystroem.KernelMap.over(self.kernel.kernel, nystroem.select(
-                self.kernel, rows.size, rows.select, read_basis))
-            data = dataclasses.replace(data, X=mapping.map(rows), columns=None)
-        self.problem = built = loss.build(data, opts)
-        return Prepared(Outline.of(built), TrainingSummary.of(data, built), largest, scale, mapping)
-
-    def evaluator(self, prepared: Prepared) -> LocalEvaluator:
-        assert self.problem is not None
-        return LocalEvaluator(self.problem)
-
-
-class ExamplesSource:
-    """Examples [(x, y), ...] of a structured problem (svmstruct.problems) in this process: its TrainingProblem over
-    the identity design (problems.base.training_problem), a LocalEvaluator per run."""
-
-    def __init__(self, problem, examples: Sequence, path: str = "<examples>"):
-        self.structured, self.examples, self.path = problem, examples, path
-        self.problem: TrainingProblem | None = None
-
-    def prepare(self, loss, opts: dict, normalize: str) -> Prepared:
-        if normalize != "none":
-            raise UsageError("--normalize applies to feature files; a problem's Psi is its own")
-        from svmstruct.problems.base import training_problem
-
-        self.problem = built = training_problem(self.structured, self.examples, int(opts["rescaling"]))
-        # the options the problem settled on its examples (SVM-multiclass's classes) are the model's
-        opts.update({k: v for k, v in self.structured.options.items() if v is not None})
-        n = len(self.examples)
-        summary = TrainingSummary(self.path, n, None, n, 0, n, 0.0, built.info)
-        return Prepared(Outline.of(built), summary, 0.0)
-
-    def evaluator(self, prepared: Prepared) -> LocalEvaluator:
-        assert self.problem is not None
-        return LocalEvaluator(self.problem)
-
-
-def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: Iterable = (),
-               on_prepared: Callable[[Prepared], None] | None = None) -> Iterator[model.Model]:
-    """Train `loss` with resolved options on a training source (LocalSource, distributed.ClusterSource) for
-    every C of settings.grid in turn: the problem is built once, and each C trains from w = 0, so that its
-    model is the one `learn -c C` writes (a warm start from the previous C stops within that C's tolerance at
-    another point: the grid's answer depended on the grid). Each model carries its TrainResult in `.result`;
-    `callbacks` (train.Callback) see every run's loop; on_prepared sees the prepared source before the first
-    run. A model whose weights are not finite is a NumericalError: no model is ever returned that could not
-    be written."""
-    settings.check(loss)
-    prepared = source.prepare(loss, opts, settings.normalize)
-    if on_prepared:
-        on_prepared(prepared)
-    outline, eps = prepared.outline, settings.epsilon_for(loss)
-    start = None
-    if settings.resume is not None:
-        start = LoopState.from_arrays(settings.resume.arrays(outline.n, outline.dim), outline.n, outline.dim,
-                                      settings.grid[0], eps * outline.epsilon_scale)
-    for C in settings.grid:
-        result = loop.optimise(source.evaluator(prepared), outline, C, eps, settings.max_iterations, start=start,
-                                callbacks=callbacks)
-        start = None
-        trained = model.from_training(loss, opts, prepared.summary, result, C, eps, settings.normalize,
-                                      prepared.scale)
-        if prepared.kernel_map is not None:  # the linear model on phi is a kernel expansion
-            trained.set_kernel(prepared.kernel_map.expansion(trained.w))
-        trained = checked(trained)
-        if isinstance(source, LocalSource):
-            judge_learning(trained, loss, opts, source.dataset)
-        yield trained
-
-
-def judge_learning(trained: model.Model, loss: Loss, opts: dict, dataset: Dataset) -> None:
-    """Record in the model's TrainResult (and its did_not_learn header) whether it learned, by what it does on
-    its training data: the loss's measure of its scores against that of w = 0 (every score tied, broken as
-    `eval` breaks them) and of the ideal scores (the labels). Left to the objective's gain when the loss has no
-    measure or the data cannot be measured (e.g. docids repeated in a query)."""
-    from svmstruct.evaluation import tables
-
-    if loss.measure is None:
-        return
-    name = loss.measure(opts)
-    threshold = float(opts.get("rel_threshold") or 0.0)
-    try:
-        values = [tables.measure_table(dataset, scores, [name], threshold)[name]["all"]
-                  for scores in (model.score(trained, dataset), np.zeros(dataset.n_docs), dataset.y)]
-    except InputError:
-        return
-    if not all(np.isfinite(values)):
-        return
-    trained.result.measured = tuple(values)
-    trained.set_learned(trained.result.learned)
-
-
-def checked(trained: model.Model) -> model.Model:
-    """The model, if its weights and threshold are finite (NumericalError otherwise)."""
-    coef = trained.kernel.coef if trained.kernel is not None else trained.w
-    if not (np.all(np.isfinite(coef)) and np.isfinite(trained.threshold)):
-        raise NumericalError("the trained weights are not finite (feature values too large?): no model written")
-    return trained
 
 
 def train_loss(loss: Loss, opts: dict, data: Dataset, C: float = 1.0, epsilon: float | None = None,
@@ -216,12 +78,6 @@ def fit_problem(problem, examples: Sequence, C: float, epsilon: float | None = N
     settings = Settings([C], epsilon, max_iterations).check(loss)
     callbacks = [*((loop.Progress(progress),) if progress else ()), *callbacks]
     return next(train_grid(ExamplesSource(problem, examples), loss, opts, settings, callbacks))
-
-
-def train_run(run: CheckedRun, source, progress: Callable[[dict], None] | None = None) -> model.Model:
-    """The model of a checked run (config.Run.check) of one C on a training source (LocalSource, ClusterSource)."""
-    callbacks = (loop.Progress(progress),) if progress else ()
-    return next(train_grid(source, run.loss, run.opts, run.settings, callbacks))
 
 
 def fit_shards(paths: list, loss: str = "pairs", C: float | None = None, *, client=None, workers: int | None = None,

@@ -16,7 +16,7 @@ from svmstruct.options import MAX_ITERATIONS
 
 if TYPE_CHECKING:
     from svmstruct.kernels.nystroem import Spec
-    from svmstruct.losses.base import Loss
+    from svmstruct.spec import Loss
 
 ALGORITHMS_1SLACK = ("3", "4")  # svm_perf/svm_struct -w values that mean the 1-slack algorithm
 PYTHON_SETTINGS = ("epsilon", "max_iterations", "normalize", "kernel")  # what fit takes besides loss options
@@ -307,11 +307,11 @@ class Run:
         if files.STDIO in self.train_files:
             raise UsageError("with --workers or --scheduler the workers read the training files: '-' (stdin) cannot "
                              "be one")
-        from svmstruct.train import distributed
+        from svmstruct.train.address import scheduler_address
 
         if self.scheduler is not None:
-            distributed.scheduler_address(self.scheduler)
-        distributed.check_decomposes(loss, opts)
+            scheduler_address(self.scheduler)
+        loss.check_decomposes(opts)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from svmstruct import api, model
+from svmstruct import api, model, training
 from svmstruct.config import Run
 from svmstruct.errors import InputError
 from svmstruct.io import data
@@ -148,7 +148,7 @@ class _Linear:
         run = Run.of(str(self.loss), self.C, epsilon=self.epsilon, max_iterations=self.max_iterations,
                      kernel=self._kernel(dataset.n_docs), **self._loss_options()).check()
         self._check_family(run.loss)
-        self.model_ = api.train_run(run, api.LocalSource(dataset, run.kernel))
+        self.model_ = training.train_run(run, training.LocalSource(dataset, run.kernel))
         self._set_fitted(self.model_, dataset.n_features)
 
     def _set_fitted(self, trained: model.Model, n_features: int) -> None:
@@ -201,7 +201,7 @@ class _Linear:
         estimator = cls()
         if trained.loss != "svmlight":
             valid = set(cls._param_names())
-            params = {k: v for k, v in api.loss_options(trained).items() if k in valid and k in trained.options}
+            params = {k: v for k, v in training.loss_options(trained).items() if k in valid and k in trained.options}
             estimator.set_params(loss=trained.loss, C=trained.C if trained.C is not None else 1.0, **params)
         if trained.kernel is not None:
             k = trained.kernel.kernel

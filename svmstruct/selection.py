@@ -40,7 +40,7 @@ class GridPoint:
 
 
 def select_model(models, validation, measure: str, rel_threshold: float = 0.0, log=None, after=None) -> tuple:
-    """The model of a C grid (each with its TrainResult, as api.train_grid yields them) with the best mean
+    """The model of a C grid (each with its TrainResult, as training.train_grid yields them) with the best mean
     `measure` on `validation` (after(result): called after each C's training). Returns (best GridPoint, all
     GridPoints)."""
     points = []

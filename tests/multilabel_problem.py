@@ -7,8 +7,9 @@ import itertools
 import numpy as np
 
 from svmstruct.errors import InputError
-from svmstruct.options import Option, positive_int
+from svmstruct.options import positive_int
 from svmstruct.problems import StructuredProblem
+from svmstruct.spec import Option
 
 
 class MultiLabel(StructuredProblem):

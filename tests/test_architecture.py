@@ -107,7 +107,7 @@ def all_imports(path):
 
 
 def test_the_cluster_knows_nothing_of_the_api_above_it():
-    """distributed.py is a training source (ClusterSource) that api.train_grid trains on, not a pipeline."""
+    """distributed.py is a training source (ClusterSource) that training.train_grid trains on, not a pipeline."""
     assert not {m for m in all_imports(PACKAGE / "train" / "distributed.py") if m.startswith("svmstruct.api")}
 
 

@@ -214,13 +214,13 @@ def test_each_c_of_a_grid_trains_the_model_learn_c_writes(loss, tmp_path):
     selection lines aside), what `learn -c C` writes for that C, whatever the grid around it."""
     import numpy as np
 
-    from svmstruct import api, model
+    from svmstruct import api, model, training
     from svmstruct.io import data
 
     train = data.read_svmlight(str(TRAIN), dtype=np.float32, layout="auto")  # as learn reads it
     loss_, opts = api.resolve_loss(loss, {})
     grid = [0.1, 1.0, 10.0]
-    models = list(api.train_grid(api.LocalSource(train), loss_, opts, api.Settings(grid)))
+    models = list(training.train_grid(training.LocalSource(train), loss_, opts, api.Settings(grid)))
     for C, trained in zip(grid, models):
         alone = tmp_path / f"{C}.model"
         assert run("learn", "-l", loss, "-c", C, "-v", "0", TRAIN, alone).returncode == 0

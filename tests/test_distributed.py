@@ -6,7 +6,7 @@ import signal
 import numpy as np
 import pytest
 
-from svmstruct import api
+from svmstruct import api, training
 from svmstruct.errors import InputError, UsageError
 from svmstruct.io import data
 from svmstruct.train import loop
@@ -55,7 +55,7 @@ def train_both(client, files, name, C, options=None, normalize="none", progress=
                            normalize=normalize, kernel=kernel)
     cluster = distributed.Cluster(client, files, threads=1)
     callbacks = [loop.Progress(progress)] if progress else []
-    remote = next(api.train_grid(distributed.ClusterSource(cluster, kernel), loss, opts,
+    remote = next(training.train_grid(distributed.ClusterSource(cluster, kernel), loss, opts,
                                  api.Settings([C], normalize=normalize), callbacks))
     return local, remote, cluster
 
@@ -121,7 +121,7 @@ def test_a_worker_lost_mid_training_is_recovered(client, shards):
     told: list = []
     cluster = distributed.Cluster(client, shards["ranking"], threads=1, on_reload=told.append)
     cluster_ref.append(cluster)
-    remote = next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([10.0]),
+    remote = next(training.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([10.0]),
                                  [loop.Progress(kill_at_third)]))
     assert killed and cluster.traffic.recoveries >= 1
     assert told[0].startswith("lost the worker holding ") and "shard-0.txt" in told[0]
@@ -145,7 +145,7 @@ def test_a_shard_lost_too_often_stops_training_without_a_model(client, shards, m
             os.kill(client.run(os.getpid, workers=[address])[address], signal.SIGKILL)
 
     with pytest.raises(distributed.DistributedError, match="lost the worker holding ") as lost:
-        next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0]),
+        next(training.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0]),
                             [loop.Progress(kill_at_second)]))
     assert any(f"lost the worker holding {path} " in str(lost.value) for path in held), (held, str(lost.value))
     assert any(path.endswith("shard-1.txt") for path in held)
@@ -161,7 +161,7 @@ def test_a_query_split_over_two_shards_is_refused(client, tmp_path):
     cluster = distributed.Cluster(client, [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")], threads=1)
     loss, opts = api.resolve_loss("pairs")
     with pytest.raises(InputError, match="is in .*a.txt and in .*b.txt: every shard must hold whole queries"):
-        next(api.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0])))
+        next(training.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0])))
 
 
 @pytest.mark.slow

@@ -206,17 +206,17 @@ def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_nam
 
 @pytest.mark.parametrize("loss_name", ["pairs", "map", "errorrate"])
 def test_a_c_grid_warm_started_from_the_previous_c_reaches_the_same_optima(loss_name):
-    """api.train_grid starts every C from the previous C's working set and best point: each run still
+    """training.train_grid starts every C from the previous C's working set and best point: each run still
     stops at a certified gap, so its objective is within C * epsilon of the cold run's (and of the optimum).
     (Whether it saves iterations is measured by `make bench-engine`, not here.)"""
-    from svmstruct import api
+    from svmstruct import api, training
 
     dataset = _ranking_data(1.0, seed=11, queries=30)
     if loss_name == "errorrate":
         dataset.y[:] = np.where(dataset.y > 0, 1.0, -1.0)
     loss, opts = api.resolve_loss(loss_name)
     grid = [0.1, 1.0, 10.0, 100.0]
-    warm = [m.result for m in api.train_grid(api.LocalSource(dataset), loss, opts, api.Settings(grid, 0.001))]
+    warm = [m.result for m in training.train_grid(training.LocalSource(dataset), loss, opts, api.Settings(grid, 0.001))]
     cold = [loop.train(loss.build(dataset, opts), C, 0.001) for C in grid]
     scale = loss.build(dataset, opts).epsilon_scale
     for C, w, c in zip(grid, warm, cold):
@@ -229,12 +229,12 @@ def test_a_c_grid_warm_started_from_the_previous_c_reaches_the_same_optima(loss_
 
 def test_a_latent_target_is_not_warm_started():
     """ndcg@10's CCCP path would depend on the grid: every C of a grid trains as on its own."""
-    from svmstruct import api
+    from svmstruct import api, training
 
     dataset = _ranking_data(1.0, seed=12, queries=20)
     loss, opts = api.resolve_loss("ndcg@10")
     grid = [1.0, 10.0]
-    models = list(api.train_grid(api.LocalSource(dataset), loss, opts, api.Settings(grid)))
+    models = list(training.train_grid(training.LocalSource(dataset), loss, opts, api.Settings(grid)))
     alone = api.train_loss(loss, opts, dataset, 10.0)
     assert models[1].result.primal == alone.result.primal
     np.testing.assert_array_equal(models[1].w, alone.w)
@@ -285,7 +285,7 @@ def test_a_callback_stops_a_run_with_status_stopped():
 
 
 def test_fit_refuses_weights_that_are_not_finite_as_learn_does(monkeypatch, tmp_path):
-    """The check lives in api.train_grid, the one path: the Python API and the command line refuse alike."""
+    """The check lives in training.train_grid, the one path: the Python API and the command line refuse alike."""
     import svmstruct
     from svmstruct.errors import NumericalError
 

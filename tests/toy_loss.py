@@ -7,8 +7,8 @@ example (n = N). A document is in the most violated labeling, flipped, iff y_i w
 """
 import numpy as np
 
-from svmstruct.losses.base import Loss
-from svmstruct.options import Option, positive_int
+from svmstruct.options import positive_int
+from svmstruct.spec import Loss, Option
 from svmstruct.train.problem import Reference, TrainingProblem
 
 MARGIN = Option("toy_option", ("--toy-option",), "int", "the margin a document needs (toy)", default=1,

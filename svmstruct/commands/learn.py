@@ -55,7 +55,7 @@ def learn_command(**params):
 
 def _train(checked, saving):
     """The trained model: the one C, or the best of the grid on the validation data."""
-    from svmstruct import api
+    from svmstruct import training
     from svmstruct.io import data
     from svmstruct.train import loop
 
@@ -81,7 +81,7 @@ def _train(checked, saving):
                                   any(_has_queries(path) for path in run.train_files))
             _describe(checked, ready, describe, log)
 
-        models = api.train_grid(source, loss, checked.opts, checked.settings,
+        models = training.train_grid(source, loss, checked.opts, checked.settings,
                                 [*callbacks, *([saving] if saving else [])], prepared)
         trained = _select(models, validation, checked, log) if validation is not None else next(models)
     if log and not (validation is not None and run.verbosity >= 2):  # (-v 2 printed every C's summary)
@@ -168,7 +168,7 @@ def _has_queries(path: str) -> bool:
 
 @contextlib.contextmanager
 def _training_source(checked, log):
-    """(the training source of api.train_grid, a describer of the prepared training set for the log): the
+    """(the training source of training.train_grid, a describer of the prepared training set for the log): the
     TRAIN_FILEs read here, or shards read by the workers of a Dask cluster (closed on the way out)."""
     run, loss = checked.run, checked.loss
     layout = "dense" if run.dense else run.layout
@@ -176,7 +176,7 @@ def _training_source(checked, log):
         yield _problem_source(checked)
         return
     if run.workers is None and run.scheduler is None:
-        from svmstruct import api, losses
+        from svmstruct import losses, training
         from svmstruct.io import data
 
         read = [data.read_svmlight(path, dtype=np.float32 if run.single_precision else np.float64, layout=layout)
@@ -187,7 +187,7 @@ def _training_source(checked, log):
         if others:
             warn(f"-l {code} is loss {loss.name} ({loss.summary}); the same code means -l {others[0].name} "
                  f"({others[0].summary}). Name the loss to silence this warning.")
-        yield api.LocalSource(dataset, checked.kernel), lambda ready: (
+        yield training.LocalSource(dataset, checked.kernel), lambda ready: (
             f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features")
         return
     from svmstruct.train import distributed
@@ -209,11 +209,11 @@ def _training_source(checked, log):
 
 def _problem_source(checked) -> tuple:
     """(the examples of --problem's TRAIN_FILEs, read by the problem, as a training source; its describer)."""
-    from svmstruct import api, problems
+    from svmstruct import problems, training
 
     problem = problems.instance(checked.loss, checked.opts)
     examples = problem.read_all(list(checked.run.train_files))
-    source = api.ExamplesSource(problem, examples, "+".join(checked.run.train_files))
+    source = training.ExamplesSource(problem, examples, "+".join(checked.run.train_files))
     return source, lambda ready: (f"Training set {source.path}: {len(examples)} examples, dimension "
                                   f"{ready.outline.dim}")
 

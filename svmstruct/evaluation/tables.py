@@ -6,8 +6,8 @@ import re
 
 import numpy as np
 
-from svmstruct.dataset.ranking import trec_ranking
 from svmstruct.dataset.documents import check_unique_docids
+from svmstruct.dataset.ranking import trec_ranking
 from svmstruct.errors import InputError
 from svmstruct.evaluation import measures
 from svmstruct.io import files

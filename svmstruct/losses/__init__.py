@@ -1,7 +1,7 @@
 """The registry of losses: the one extension point (docs/ARCHITECTURE.md, "Adding a loss").
 
-A loss family is a module with a list LOSSES of svmstruct.losses.base.Loss values; FAMILIES below names
-them. Family modules import svmstruct.losses.base, never this package, so there is no import cycle. A loss that
+A loss family is a module with a list LOSSES of svmstruct.spec.Loss values; FAMILIES below names
+them. Family modules import svmstruct.spec, never this package, so there is no import cycle. A loss that
 declares the option `pairwise` has svm_rank's pairs mixed into its bound here (combo.with_pairs).
 """
 from __future__ import annotations
@@ -11,8 +11,7 @@ from types import ModuleType
 
 from svmstruct.errors import InputError
 from svmstruct.losses import combo, div, dorm, perf, rank, svmmap
-from svmstruct.losses.base import Loss
-from svmstruct.options import Option
+from svmstruct.spec import Loss, Option
 
 FAMILIES: list[ModuleType] = [perf, rank, svmmap, dorm, div, combo]
 DEFAULT = "errorrate"  # svm_perf's default loss, `learn`'s without -l

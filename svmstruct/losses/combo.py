@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from svmstruct.errors import InputError, UsageError
-from svmstruct.losses.base import Loss
-from svmstruct.options import REL_THRESHOLD, Option, parse_number
+from svmstruct.options import parse_number
+from svmstruct.spec import REL_THRESHOLD, Loss, Option
 from svmstruct.train.problem import Reference, TrainingProblem
 
 DEFAULT_COMPONENTS = "ndcg@10,mrr,map"

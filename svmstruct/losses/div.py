@@ -14,8 +14,8 @@ import numpy as np
 from svmstruct.diversity import features, qrels
 from svmstruct.diversity.features import candidate_sets, split_scores
 from svmstruct.errors import InputError
-from svmstruct.losses.base import Loss
-from svmstruct.options import K, Option, at_least, positive_int
+from svmstruct.options import at_least, positive_int
+from svmstruct.spec import K, Loss, Option
 from svmstruct.train.problem import Reference, TrainingProblem
 
 

@@ -59,8 +59,8 @@ import numpy as np
 from svmstruct.compute import threads
 from svmstruct.errors import InputError
 from svmstruct.evaluation.measures import exp_gains, gain_shift
-from svmstruct.losses.base import Loss
-from svmstruct.options import LARGEST_SCALE, REL_THRESHOLD, K, Option, above_at_most, between, parse_number
+from svmstruct.options import LARGEST_SCALE, above_at_most, between, parse_number
+from svmstruct.spec import REL_THRESHOLD, K, Loss, Option
 from svmstruct.train.problem import Reference, TrainingProblem
 
 

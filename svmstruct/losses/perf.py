@@ -12,8 +12,8 @@ import numpy as np
 
 from svmstruct.errors import InputError
 from svmstruct.losses import perf_codes as po
-from svmstruct.losses.base import Loss
-from svmstruct.options import LARGEST_SCALE, REL_THRESHOLD, K, Option, above_at_most, between
+from svmstruct.options import LARGEST_SCALE, above_at_most, between
+from svmstruct.spec import REL_THRESHOLD, K, Loss, Option
 from svmstruct.train.problem import Reference, TrainingProblem
 
 BIAS = Option("bias", ("--b",), "float", "value of the constant feature appended to every document (svm_perf --b; "

@@ -11,7 +11,7 @@ import numpy as np
 
 from svmstruct.compute import threads
 from svmstruct.errors import InputError
-from svmstruct.losses.base import Loss
+from svmstruct.spec import Loss
 from svmstruct.train.problem import Reference, TrainingProblem
 
 

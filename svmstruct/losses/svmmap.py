@@ -10,8 +10,7 @@ import numpy as np
 
 from svmstruct.compute import threads
 from svmstruct.errors import InputError
-from svmstruct.losses.base import Loss
-from svmstruct.options import REL_THRESHOLD
+from svmstruct.spec import REL_THRESHOLD, Loss
 from svmstruct.train.problem import Reference, TrainingProblem
 
 

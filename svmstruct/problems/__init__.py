@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from svmstruct.errors import InputError
-from svmstruct.losses.base import Loss
-from svmstruct.options import Option
 from svmstruct.problems.base import MARGIN, RESCALINGS, StructuredProblem, load, spec_of
+from svmstruct.spec import Loss, Option
 
 RESCALING = Option("rescaling", ("-o",), "int", "svm_struct's rescaling: 1 slack, 2 margin", default=MARGIN,
                    check=lambda v: None if v in RESCALINGS else "must be 1 (slack) or 2 (margin)")

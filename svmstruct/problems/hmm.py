@@ -21,8 +21,9 @@ import scipy.sparse as sp
 
 from svmstruct.errors import InputError
 from svmstruct.io.data import read_labelled
-from svmstruct.options import Option, between, positive_int
+from svmstruct.options import between, positive_int
 from svmstruct.problems.base import StructuredProblem
+from svmstruct.spec import Option
 
 
 def _emission_order(value) -> str | None:

@@ -14,8 +14,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from svmstruct.io.data import read_labelled
-from svmstruct.options import Option, positive_int
+from svmstruct.options import positive_int
 from svmstruct.problems.base import SLACK, StructuredProblem
+from svmstruct.spec import Option
 
 LOSS = 100.0  # svm_multiclass's Delta of a wrong class
 

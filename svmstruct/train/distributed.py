@@ -1,6 +1,6 @@
 """Training on a Dask cluster: `learn --workers N` (a local cluster of N processes) or `--scheduler
 ADDRESS` (an existing one), and api.fit_shards; needs the optional extra svmstruct[distributed].
-ClusterSource is the training source api.train_grid trains on (this module knows nothing of the API).
+ClusterSource is the training source training.train_grid trains on (this module knows nothing of the API).
 
 The cutting-plane loop (train.optimise) and its QP run on the driver. Every training file (a shard of
 whole queries) is read by a worker into a Shard actor, which keeps the shard's data, scores and training
@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from svmstruct.errors import SvmStructError
+from svmstruct.train.address import scheduler_address
 
 RETRIES = 3  # reloads of one shard before giving up
 TIMEOUT = 300.0  # seconds to wait for a worker to load a shard or answer a call
@@ -320,19 +321,8 @@ def _merge_info(infos: list) -> dict:
     return merged
 
 
-def check_decomposes(loss, opts: dict) -> None:
-    """UsageError unless the loss treats each query on its own (Loss.decomposes): only then do shards of
-    whole queries train the model of the whole file."""
-    from svmstruct.errors import UsageError
-
-    if not loss.decomposes(opts):
-        raise UsageError(f"loss {loss.name} is a measure of the whole training set: training on a cluster needs "
-                         "a loss that treats each query on its own (pairs, map, ndcg@k, div, ..., or an svm_perf "
-                         "loss with --per-query)")
-
-
 class ClusterSource:
-    """Shards on a Dask cluster as a training source of api.train_grid (the other one is api.LocalSource):
+    """Shards on a Dask cluster as a training source of training.train_grid (the other one is training.LocalSource):
     prepare aligns and builds the shards' problems, evaluator sums their answers for one run."""
 
     def __init__(self, cluster: Cluster, kernel: Any = None):
@@ -340,7 +330,7 @@ class ClusterSource:
         self.kernel = kernel  # a kernel_map.Spec (learn -t): the shards map their documents
 
     def prepare(self, loss, opts: dict, normalize: str):
-        """(as api.LocalSource.prepare) the outline, summary, largest |x|, global scale and kernel map of the
+        """(as training.LocalSource.prepare) the outline, summary, largest |x|, global scale and kernel map of the
         shards."""
         from svmstruct.train.problem import Prepared
 
@@ -356,7 +346,7 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel:
     from svmstruct.errors import InputError
     from svmstruct.train.problem import Outline, TrainingSummary
 
-    check_decomposes(loss, opts)
+    loss.check_decomposes(opts)
     shapes = cluster.call("describe")
     if loss.needs_qid or opts.get("per_query"):
         for shape in shapes:
@@ -425,26 +415,6 @@ def _check_disjoint_queries(shapes: list) -> None:
         first, second = owner[order[twice[0]]], owner[order[twice[0] + 1]]
         raise InputError(f"qid {qids[order[twice[0]]]} is in {shapes[first]['path']} and in "
                          f"{shapes[second]['path']}: every shard must hold whole queries", shapes[second]["path"])
-
-
-def scheduler_address(text: str) -> tuple[str, int]:
-    """(host, port) of a scheduler address `tcp://HOST:PORT` or `HOST:PORT` (UsageError otherwise: another
-    protocol, tls:// without the security settings it needs, no host, no port or a port out of range)."""
-    from svmstruct.errors import UsageError
-
-    protocol, sep, rest = text.partition("://")
-    if not sep:
-        protocol, rest = "tcp", text
-    if protocol == "tls":
-        raise UsageError(f"--scheduler {text!r}: a tls:// scheduler needs Dask's TLS security settings, which learn "
-                         "does not take; use tcp:// on a trusted network, or distributed.fit with your own Client")
-    if protocol != "tcp":
-        raise UsageError(f"--scheduler {text!r}: only tcp:// schedulers are supported (HOST:PORT or tcp://HOST:PORT)")
-    host, colon, port = rest.rpartition(":")
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host  # [IPv6]:port
-    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise UsageError(f"--scheduler {text!r}: expected tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786)")
-    return host, int(port)
 
 
 def reachable_scheduler(text: str) -> str:

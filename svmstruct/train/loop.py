@@ -57,7 +57,7 @@ class TrainResult:
     outer_steps: int = 0  # re-imputations of a latent target (0 for ordinary problems)
     status: str = "converged"  # converged | iteration limit | stalled | precision limit | stopped
     zero_objective: float = float("nan")  # the objective at w = 0, C times the slack there (the loop's start)
-    # (the loss's measure of the model on its training data, of w = 0, of the ideal scores): api.judge_learning
+    # (the loss's measure of the model on its training data, of w = 0, of the ideal scores): training.judge_learning
     measured: tuple | None = None
 
     @property

@@ -1,24 +1,72 @@
-"""The loss contract: what a loss declares so that the trainer, the CLI, the Python API and the tests can
-use it without knowing it by name (docs/ARCHITECTURE.md walks through adding one).
+"""What is trained: the contract a loss declares so that the trainer, the command line, the Python API and the
+tests use it without knowing it by name (docs/ARCHITECTURE.md walks through adding one), and the typed options
+losses and problems declare.
 
 A loss is a `Loss` value listed in its family module's LOSSES; svmstruct/losses/__init__.py lists the
 family modules. It declares
 - its names (canonical, aliases such as svm_perf's numeric codes), default epsilon and default C;
-- its options (svmstruct.options.Option: typed, checked, with defaults), the only ones it accepts;
+- its options (`Option`: typed, checked, with defaults and the example values the contract battery tries), the
+  only ones it accepts;
 - `build(dataset, opts) -> TrainingProblem`: the design matrix, n and the oracle (svmstruct.train.problem);
 - `output`: what the oracle maximises over, for the generic exhaustive tests: "labeling" (one binary
   variable per document or per pair), "ranking" (a permutation) or "subset" (K documents);
 - `measure(opts)`: the `eval` measure the loss stands for (C selection, the estimators' score);
 - how `classify` writes a model's output: scores by default, or `predict(model, dataset, fmt, tag)`
   with its own `formats` (SVM-div's selected subsets).
+
+An option is checked when it is parsed, before any data is read: `-c inf`, `--beta nan` or `-k 0` are usage
+errors, not NaN models.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from svmstruct.errors import UsageError
-from svmstruct.options import SCORE_FORMATS, Option
+from svmstruct.options import LARGEST_INTEGER, SCORE_FORMATS, parse_integer, parse_number, positive_int
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # keyword in opts dicts and the Python API, e.g. "beta"
+    flags: tuple  # command-line spellings, e.g. ("--beta",)
+    kind: str  # "float", "int", "str" or "flag"
+    help: str
+    default: Any = None  # None: not set (the loss decides, or the option is off)
+    check: Callable[[Any], str | None] | None = None  # an error message for a bad (parsed) value, or None
+    metavar: str | None = None
+    required: bool = False  # the loss cannot train without it (e.g. div's --subtopics)
+
+    @property
+    def flag(self) -> str:
+        return self.flags[-1] if self.flags[-1].startswith("--") else self.flags[0]
+
+    def but(self, **changes) -> "Option":
+        """The same option with another default or help (a loss that takes it differently)."""
+        return replace(self, **changes)
+
+    def parse(self, value: Any) -> Any:
+        """The value converted to the option's type and checked; UsageError names the flag."""
+        if value is None:
+            return None
+        try:
+            if self.kind == "float":
+                parsed: Any = parse_number(value)
+            elif self.kind == "int":
+                parsed = parse_integer(value)
+            elif self.kind == "flag":
+                parsed = bool(value)
+            else:
+                parsed = str(value)
+        except OverflowError:
+            raise UsageError(f"{self.flag} must be at most {LARGEST_INTEGER} in magnitude, got '{value}'") from None
+        except (TypeError, ValueError):
+            raise UsageError(f"{self.flag} takes {'an integer' if self.kind == 'int' else 'a finite number'}, "
+                             f"got '{value}'") from None
+        problem = self.check(parsed) if self.check else None
+        if problem:
+            raise UsageError(f"{self.flag} {problem}, got '{value}'")
+        return parsed
 
 
 @dataclass(frozen=True)
@@ -43,6 +91,14 @@ class Loss:
         """The oracle treats every query (candidate set) on its own: a file split into shards of whole
         queries trains the same model (svmstruct.train.distributed). svm_perf's losses do with --per-query."""
         return self.needs_qid or bool(opts.get("per_query"))
+
+    def check_decomposes(self, opts: dict) -> None:
+        """UsageError unless the loss treats each query on its own: only then do shards of whole queries train
+        the model of the whole file."""
+        if not self.decomposes(opts):
+            raise UsageError(f"loss {self.name} is a measure of the whole training set: training on a cluster "
+                             "needs a loss that treats each query on its own (pairs, map, ndcg@k, div, ..., or an "
+                             "svm_perf loss with --per-query)")
 
     def option(self, name: str) -> Option | None:
         return next((o for o in self.options if o.name == name), None)
@@ -76,3 +132,10 @@ class Loss:
     def _takes(self, spell: Callable[[str], str]) -> str:
         names = ", ".join(spell(o.name) for o in self.options)
         return f" (it takes {names})" if names else " (it takes no loss options)"
+
+
+# ---- options shared by several loss families
+
+REL_THRESHOLD = Option("rel_threshold", ("--rel-threshold",), "float",
+                       "a label above this is positive / relevant", default=0.0, metavar="T")
+K = Option("k", ("-k",), "int", "the cut-off k", check=positive_int, metavar="K")  # at most LARGEST_INTEGER
