@@ -17,7 +17,7 @@ import numba
 import numpy as np
 
 from svmstruct import api
-from svmstruct.io import data
+from svmstruct.dataset import arrays
 from svmstruct.losses import dorm, dorm_oracles
 
 COMPLEXITY = {  # per query of l documents, k the cut-off, L the number of grades
@@ -49,7 +49,7 @@ def long_list_data(queries=200, docs=120, features=46, seed=1, cuts=(0.5, 0.75, 
     labels = np.concatenate([np.searchsorted(cuts, rng.permutation(docs) / docs, side="right")
                              for _ in range(queries)]).astype(float)
     X = rng.random((queries * docs, features))
-    return data.from_arrays(X, labels, np.repeat(np.arange(1, queries + 1), docs))
+    return arrays.from_arrays(X, labels, np.repeat(np.arange(1, queries + 1), docs))
 
 
 def whole_oracles():

@@ -23,6 +23,7 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from svmstruct import api
+from svmstruct.dataset import arrays
 from svmstruct.diversity import qrels  # noqa: E402
 from svmstruct.diversity.features import candidate_sets, split_scores  # noqa: E402
 from svmstruct.diversity.greedy import select  # noqa: E402
@@ -149,7 +150,7 @@ def cases(shared: Path, with_div: bool):
     mq = shared / "data" / "mq2008"
     corn = shared / "data" / "reuters" / "corn.train.svm"
     require(corn, *(mq / f"S{k}.txt" for k in (1, 2, 3)))
-    read = lambda paths: data.concatenate([data.read_svmlight(str(p)) for p in paths])  # noqa: E731
+    read = lambda paths: arrays.concatenate([data.read_svmlight(str(p)) for p in paths])  # noqa: E731
     yield "corn errorrate -c 10000 -e 0.001", [(read([corn]), "errorrate", {}, 10000, 0.001)]
     # the same ten times more precisely: where do both engines' objectives end up?
     yield "corn errorrate -c 10000 -e 0.0001", [(read([corn]), "errorrate", {}, 10000, 0.0001)]

@@ -24,6 +24,7 @@ KERNELS = """
 import time, numpy as np, numba
 from svmstruct import api
 from svmstruct.io import data
+from svmstruct.dataset import arrays
 from svmstruct.compute import threads
 from svmstruct.compute import matvec
 from svmstruct.losses import rank_oracles
@@ -43,7 +44,7 @@ for t in (1, 2):
     print(f"madd {t} {per(matvec._dense_matvec, X, w, out) / X.size * 1e9:.3f}")
 def queries(n_q, l, grades):
     y = np.concatenate([rng.integers(0, grades, size=l) for _ in range(n_q)]).astype(float)
-    return data.from_arrays(rng.random((n_q * l, 5)), y, np.repeat(np.arange(n_q), l))
+    return arrays.from_arrays(rng.random((n_q * l, 5)), y, np.repeat(np.arange(n_q), l))
 ds = queries(400, 60, 3)  # 24,000 documents: 1-2 ms an oracle call, where threads pay
 s = rng.normal(size=ds.n_docs)
 for kind, loss, opts in (("pairs", "pairs", {}), ("map", "map", {}), ("dorm", "ndcg@10", {}),

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from svmstruct import api, losses, model
+from svmstruct.dataset import arrays
 from svmstruct.evaluation import tables
 from svmstruct.io import data
 
@@ -51,10 +52,10 @@ def read(files, shared: Path, part: str):
         whole = data.read_svmlight(str(shared / "data" / "mslr-sample" / "train.txt"), dtype=np.float64)
         cut = int(whole.qptr[30])
         rows = slice(0, cut) if part == "train" else slice(cut, whole.n_docs)
-        return data.from_arrays(whole.X[rows], whole.y[rows], whole.qid[rows],
+        return arrays.from_arrays(whole.X[rows], whole.y[rows], whole.qid[rows],
                                 [whole.docids[i] for i in range(rows.start, rows.stop)])
     parts = [data.read_svmlight(str(f), dtype=np.float64) for f in files]
-    return parts[0] if len(parts) == 1 else data.concatenate(parts)
+    return parts[0] if len(parts) == 1 else arrays.concatenate(parts)
 
 
 def main():
@@ -73,7 +74,7 @@ def main():
             continue
         train = read(train_files, shared, "train")
         test = read(test_files or "mslr", shared, "test")
-        test = data.from_arrays(test.X[:, :train.n_features] if test.n_features > train.n_features else test.X,
+        test = arrays.from_arrays(test.X[:, :train.n_features] if test.n_features > train.n_features else test.X,
                                 test.y, test.qid if test.has_qid else None, test.docids)
         default_C = losses.lookup(loss)[0].default_C
         values = []

@@ -24,6 +24,7 @@ import numpy as np
 from scipy import stats
 
 from svmstruct import api, model
+from svmstruct.dataset import arrays
 from svmstruct.evaluation import measures
 from svmstruct.io import data
 
@@ -85,12 +86,12 @@ def folds(collection: str, shared: Path) -> list:
     else:
         files = [shared / "data" / "yahoo-sample" / f"{part}.txt" for part in ("train", "test")]
         experiment.require(*files)
-        whole = data.concatenate([data.read_svmlight(str(f)) for f in files])
+        whole = arrays.concatenate([data.read_svmlight(str(f)) for f in files])
     cuts = [int(whole.qptr[round(i * whole.n_examples / 5)]) for i in range(6)]
     parts = [experiment.subset(whole, cuts[i], cuts[i + 1]) for i in range(5)]
     out = []
     for k in range(5):
-        train = data.concatenate([parts[(k + i) % 5] for i in range(3)])
+        train = arrays.concatenate([parts[(k + i) % 5] for i in range(3)])
         out.append((train, parts[(k + 3) % 5], parts[(k + 4) % 5]))
     return out
 

@@ -17,6 +17,7 @@ import numpy as np
 from scipy import stats
 
 from svmstruct import api, model
+from svmstruct.dataset import arrays
 from svmstruct.evaluation import measures
 from svmstruct.io import data
 
@@ -88,13 +89,13 @@ def mq2008_folds(shared: Path):
 
 
 def load_split(train_files, vali_files, test_files, vali_fraction=None):
-    train = data.concatenate([data.read_svmlight(str(f)) for f in train_files])
+    train = arrays.concatenate([data.read_svmlight(str(f)) for f in train_files])
     if vali_files:
-        vali = data.concatenate([data.read_svmlight(str(f), n_features=train.n_features) for f in vali_files])
+        vali = arrays.concatenate([data.read_svmlight(str(f), n_features=train.n_features) for f in vali_files])
     else:  # the last queries of the training file validate
         cut = int(train.qptr[int(round(train.n_examples * (1 - vali_fraction)))])
         train, vali = subset(train, 0, cut), subset(train, cut, train.n_docs)
-    test = data.concatenate([data.read_svmlight(str(f), n_features=train.n_features) for f in test_files])
+    test = arrays.concatenate([data.read_svmlight(str(f), n_features=train.n_features) for f in test_files])
     return train, vali, test
 
 

@@ -103,9 +103,10 @@ def train_case(c):
 
 
 def concatenated(paths):
+    from svmstruct.dataset import arrays
     from svmstruct.io import data
 
-    return data.concatenate([data.read_svmlight(str(p)) for p in paths])
+    return arrays.concatenate([data.read_svmlight(str(p)) for p in paths])
 
 
 def classify_log(name):

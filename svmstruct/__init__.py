@@ -41,7 +41,7 @@ __version__ = "0.3.0"
 
 _EXPORTS = {
     "read_svmlight": ("svmstruct.io.data", "read_svmlight"),
-    "from_arrays": ("svmstruct.io.data", "from_arrays"),
+    "from_arrays": ("svmstruct.dataset.arrays", "from_arrays"),
     "Dataset": ("svmstruct.io.data", "Dataset"),
     "fit": ("svmstruct.api", "fit"),
     "fit_shards": ("svmstruct.api", "fit_shards"),

@@ -19,14 +19,12 @@ if TYPE_CHECKING:
     from svmstruct.kernels import nystroem
 
 
-def train_loss(loss: Loss, opts: dict, data: Dataset, C: float = 1.0, epsilon: float | None = None,
-               max_iterations: int = MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
-               normalize: str = "none", kernel: nystroem.Spec | None = None) -> model.Model:
+def train_loss(loss: Loss, opts: dict, data: Dataset, C: float = 1.0, progress: Callable[[dict], None] | None = None,
+               kernel: nystroem.Spec | None = None, **settings: Any) -> model.Model:
     """Train `loss` with resolved options on `data` for one C (train_grid on a LocalSource; with a kernel,
-    over its map)."""
+    over its map); settings: epsilon, max_iterations, normalize (config.Settings')."""
     callbacks = (loop.Progress(progress),) if progress else ()
-    return next(train_grid(LocalSource(data, kernel), loss, opts, Settings([C], epsilon, max_iterations, normalize),
-                           callbacks))
+    return next(train_grid(LocalSource(data, kernel), loss, opts, Settings([C], **settings), callbacks))
 
 
 def select_C(loss: Loss, opts: dict, data: Dataset, validation: Dataset, measure: str, settings: Settings,
@@ -47,18 +45,17 @@ def problem(data: Dataset, loss: str = "errorrate", **options: Any):
     return spec.build(data, opts)
 
 
-def fit(data: Dataset, loss: str = "errorrate", C: float | None = None, epsilon: float | None = None,
-        max_iterations: int = MAX_ITERATIONS, progress: Callable[[dict], None] | None = None,
-        normalize: str = "none", kernel: nystroem.Spec | None = None, **options: Any) -> model.Model:
+def fit(data: Dataset, loss: str = "errorrate", C: float | None = None,
+        progress: Callable[[dict], None] | None = None, **options: Any) -> model.Model:
     """Train a model on a Dataset (svmstruct.read_svmlight) with the loss called `loss` (a name of
-    `svmstruct losses`, e.g. "map", "ndcg@10", "f1") and its options as keywords (beta=2, k=5, ...);
-    kernel: a nystroem.Spec (learn -t) for a kernel expansion over a basis instead of a linear model.
+    `svmstruct losses`, e.g. "map", "ndcg@10", "f1"), its options as keywords (beta=2, k=5, ...) and the
+    run's: epsilon, max_iterations, normalize ("none", "query", "global") and kernel (a nystroem.Spec, learn -t:
+    a kernel expansion over a basis instead of a linear model); C None: the loss's default C.
 
     >>> m = svmstruct.fit(svmstruct.read_svmlight("train.txt"), loss="map", C=10)
     >>> m.predict(svmstruct.read_svmlight("test.txt"))      # scores w.x - b, one per line
     """
-    run = Run.of(loss, C, epsilon=epsilon, max_iterations=max_iterations, normalize=normalize, kernel=kernel,
-                 **options).check()
+    run = Run.of(loss, C, **options).check()
     return train_run(run, LocalSource(data, run.kernel), progress)
 
 

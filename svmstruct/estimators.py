@@ -21,6 +21,7 @@ import numpy as np
 
 from svmstruct import api, model, training
 from svmstruct.config import Run
+from svmstruct.dataset import arrays
 from svmstruct.errors import InputError
 from svmstruct.io import data
 from svmstruct.kernels import nystroem, table
@@ -311,7 +312,7 @@ class SVMPerf(_Linear):
             raise ValueError(f"Only binary classification is supported. The type of the target is {kind} "
                              f"({len(classes)} classes).")
         self.classes_ = classes
-        self._train(data.from_arrays(X, np.where(y == classes[1], 1.0, -1.0), qid))
+        self._train(arrays.from_arrays(X, np.where(y == classes[1], 1.0, -1.0), qid))
         return self
 
     def decision_function(self, X) -> np.ndarray:
@@ -328,7 +329,7 @@ class SVMPerf(_Linear):
         and docids, as `svmstruct eval` scores the file."""
         X, y, qid, docids = _unpacked(X, y, qid, docids)
         y = np.where(np.asarray(y).ravel() == self.classes_[1], 1.0, -1.0)
-        dataset = data.from_arrays(_as_matrix(X), y, qid, docids)
+        dataset = arrays.from_arrays(_as_matrix(X), y, qid, docids)
         return _mean_measure(self._measure(), dataset, self.decision_function(X)[dataset.line - 1])
 
     @classmethod
@@ -376,7 +377,7 @@ class SVMRank(_Linear):
         if X.shape[0] < 2:
             raise ValueError("n_samples=1: a ranker needs at least two documents to order")
         self._loss()  # the loss and its options checked first
-        self._train(data.from_arrays(X, y, self._queries(qid, len(y), "fit")))
+        self._train(arrays.from_arrays(X, y, self._queries(qid, len(y), "fit")))
         return self
 
     def _queries(self, qid, n: int, method: str):
@@ -400,7 +401,7 @@ class SVMRank(_Linear):
         its labels, queries and docids, as `svmstruct eval` scores the file."""
         X, y, qid, docids = _unpacked(X, y, qid, docids)
         y = _as_target(y, _as_matrix(X).shape[0], type(self).__name__)
-        dataset = data.from_arrays(_as_matrix(X), y, self._queries(qid, len(y), "score"), docids)
+        dataset = arrays.from_arrays(_as_matrix(X), y, self._queries(qid, len(y), "score"), docids)
         return _mean_measure(self._measure(), dataset, self.predict(X)[dataset.line - 1])
 
     def __sklearn_tags__(self):

@@ -500,52 +500,6 @@ def _float(text: str, path: str, line: int) -> float:
     return v
 
 
-def from_training(loss, opts: dict, summary, result, C: float, epsilon: float, normalize: str = "none",
-                  scale: np.ndarray | None = None) -> Model:
-    """The model of a finished training run on a training set described by `summary`
-    (problem.TrainingSummary); the bias column's weight becomes the threshold, --normalize global's
-    scale is folded into the weights (the model scores raw feature values)."""
-    w = np.asarray(result.w, dtype=float)
-    threshold = 0.0
-    header: dict[str, Any] = {"C": float(C), "epsilon": float(epsilon)}
-    if summary.bias:
-        header["bias"] = float(summary.bias)
-        header["bias_weight"] = float(w[-1])
-        features = len(w) - 1 if summary.columns is None else (int(summary.columns[-1]) + 1 if len(summary.columns)
-                                                                else 0)
-        header["highest_index"] = features + 1  # the highest feature id, and svm_perf counts the bias feature
-        threshold = -float(summary.bias) * float(w[-1])
-        w = w[:-1]
-    header.update(
-        train_file=summary.path,
-        documents=summary.n_docs,
-        examples=summary.n,
-        skipped_examples=summary.skipped,
-        iterations=result.iterations,
-        constraints=result.constraints,
-        converged=int(result.converged),
-        status=result.status.replace(" ", "-"),
-        gap=float(result.primal - result.dual),
-        primal=float(result.primal),
-        dual=float(result.dual),
-        xi=float(result.xi),
-        objective_at_zero=float(result.zero_objective),
-    )
-    if not result.learned:  # within train.MIN_GAIN of the objective at w = 0 (the warning `learn` prints)
-        header["did_not_learn"] = 1
-    if loss.predict is None:  # classify writes w.x - b
-        header["output"] = "scores"
-    if normalize != "none":
-        header["normalize"] = normalize
-    if scale is not None:
-        w = w / scale
-    options = {k: v for k, v in sorted(opts.items()) if v is not None and v is not False and k != "bias"}
-    columns = summary.columns
-    return Model(w=w, threshold=threshold, loss=loss.name, options=options, header=header, result=result,
-                 summary=summary,
-                 columns=None if columns is None else np.asarray(columns, dtype=np.int64))
-
-
 def score(model: Model, dataset) -> np.ndarray:
     """w.x - b for every row; features beyond the model's width are ignored (as svm_light does).
 

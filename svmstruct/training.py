@@ -12,8 +12,9 @@ import numpy as np
 
 from svmstruct import losses, model
 from svmstruct.dataset import normalize as normalization
+from svmstruct.dataset.arrays import largest_magnitude
 from svmstruct.errors import InputError, NumericalError, UsageError
-from svmstruct.io.data import Dataset, largest_magnitude, read_basis
+from svmstruct.io.data import Dataset, read_basis
 from svmstruct.spec import Loss
 from svmstruct.train import loop
 from svmstruct.train.evaluator import LocalEvaluator
@@ -116,7 +117,7 @@ def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: It
         result = loop.optimise(source.evaluator(prepared), outline, C, eps, settings.max_iterations, start=start,
                                 callbacks=callbacks)
         start = None
-        trained = model.from_training(loss, opts, prepared.summary, result, C, eps, settings.normalize,
+        trained = model_of(loss, opts, prepared.summary, result, C, eps, settings.normalize,
                                       prepared.scale)
         if prepared.kernel_map is not None:  # the linear model on phi is a kernel expansion
             trained.set_kernel(prepared.kernel_map.expansion(trained.w))
@@ -124,6 +125,52 @@ def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: It
         if isinstance(source, LocalSource):
             judge_learning(trained, loss, opts, source.dataset)
         yield trained
+
+
+def model_of(loss, opts: dict, summary, result, C: float, epsilon: float, normalize: str = "none",
+                  scale: np.ndarray | None = None) -> model.Model:
+    """The model of a finished training run on a training set described by `summary`
+    (problem.TrainingSummary); the bias column's weight becomes the threshold, --normalize global's
+    scale is folded into the weights (the model scores raw feature values)."""
+    w = np.asarray(result.w, dtype=float)
+    threshold = 0.0
+    header: dict = {"C": float(C), "epsilon": float(epsilon)}
+    if summary.bias:
+        header["bias"] = float(summary.bias)
+        header["bias_weight"] = float(w[-1])
+        features = len(w) - 1 if summary.columns is None else (int(summary.columns[-1]) + 1 if len(summary.columns)
+                                                                else 0)
+        header["highest_index"] = features + 1  # the highest feature id, and svm_perf counts the bias feature
+        threshold = -float(summary.bias) * float(w[-1])
+        w = w[:-1]
+    header.update(
+        train_file=summary.path,
+        documents=summary.n_docs,
+        examples=summary.n,
+        skipped_examples=summary.skipped,
+        iterations=result.iterations,
+        constraints=result.constraints,
+        converged=int(result.converged),
+        status=result.status.replace(" ", "-"),
+        gap=float(result.primal - result.dual),
+        primal=float(result.primal),
+        dual=float(result.dual),
+        xi=float(result.xi),
+        objective_at_zero=float(result.zero_objective),
+    )
+    if not result.learned:  # within train.MIN_GAIN of the objective at w = 0 (the warning `learn` prints)
+        header["did_not_learn"] = 1
+    if loss.predict is None:  # classify writes w.x - b
+        header["output"] = "scores"
+    if normalize != "none":
+        header["normalize"] = normalize
+    if scale is not None:
+        w = w / scale
+    options = {k: v for k, v in sorted(opts.items()) if v is not None and v is not False and k != "bias"}
+    columns = summary.columns
+    return model.Model(w=w, threshold=threshold, loss=loss.name, options=options, header=header, result=result,
+                 summary=summary,
+                 columns=None if columns is None else np.asarray(columns, dtype=np.int64))
 
 
 def judge_learning(trained: model.Model, loss: Loss, opts: dict, dataset: Dataset) -> None:

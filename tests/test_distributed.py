@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from svmstruct import api, training
+from svmstruct.dataset import arrays
 from svmstruct.errors import InputError, UsageError
 from svmstruct.io import data
 from svmstruct.train import loop
@@ -51,7 +52,7 @@ def shards(tmp_path_factory):
 
 def train_both(client, files, name, C, options=None, normalize="none", progress=None, kernel=None):
     loss, opts = api.resolve_loss(name, options or {})
-    local = api.train_loss(loss, opts, data.concatenate([data.read_svmlight(f) for f in files]), C,
+    local = api.train_loss(loss, opts, arrays.concatenate([data.read_svmlight(f) for f in files]), C,
                            normalize=normalize, kernel=kernel)
     cluster = distributed.Cluster(client, files, threads=1)
     callbacks = [loop.Progress(progress)] if progress else []
@@ -117,7 +118,7 @@ def test_a_worker_lost_mid_training_is_recovered(client, shards):
 
     cluster_ref: list = []
     loss, opts = api.resolve_loss("map")
-    local = api.train_loss(loss, opts, data.concatenate([data.read_svmlight(f) for f in shards["ranking"]]), 10.0)
+    local = api.train_loss(loss, opts, arrays.concatenate([data.read_svmlight(f) for f in shards["ranking"]]), 10.0)
     told: list = []
     cluster = distributed.Cluster(client, shards["ranking"], threads=1, on_reload=told.append)
     cluster_ref.append(cluster)
@@ -221,7 +222,7 @@ def test_a_checkpointed_run_resumes_on_a_cluster(shards, tmp_path):
 
 
 def test_the_python_api_trains_on_a_client_of_yours(client, shards):
-    local = api.fit(data.concatenate([data.read_svmlight(f) for f in shards["ranking"]]), loss="pairs-avg", C=3.0)
+    local = api.fit(arrays.concatenate([data.read_svmlight(f) for f in shards["ranking"]]), loss="pairs-avg", C=3.0)
     remote = api.fit_shards(shards["ranking"], loss="pairs-avg", C=3.0, client=client)
     assert_same_training(local, remote)
     with pytest.raises(UsageError, match="at least one worker"):

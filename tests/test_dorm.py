@@ -4,7 +4,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from svmstruct import api, model
+from svmstruct import api, model, training
+from svmstruct.dataset import arrays
 from svmstruct.errors import InputError
 from svmstruct.evaluation import measures
 from svmstruct.io import data
@@ -68,7 +69,7 @@ def test_ndcg_training_beats_random_scores_on_the_test_part():
     loss, opts = api.resolve_loss("ndcg@10")
     problem = loss.build(train_set, opts)
     result = loop.train(problem, 100.0, 0.001)
-    trained = model.from_training(loss, opts, TrainingSummary.of(train_set, problem), result, 100.0, 0.001)
+    trained = training.model_of(loss, opts, TrainingSummary.of(train_set, problem), result, 100.0, 0.001)
     m = measures.lookup("ndcg@10")
     ours = measures.per_query(m, test_set.y, model.score(trained, test_set), test_set.qptr, test_set.docids).mean()
     rng = np.random.default_rng(0)
@@ -187,7 +188,7 @@ def noisy_lists(queries=60, docs=80, seed=5):
     X = rng.random((queries * docs, 10))
     s = (X @ w + rng.normal(scale=4.0, size=len(X))).reshape(queries, docs)
     y = np.concatenate([np.searchsorted(np.quantile(row, [0.7, 0.86]), row, side="right") for row in s])
-    return data.from_arrays(X, y.astype(float), np.repeat(np.arange(1, queries + 1), docs))
+    return arrays.from_arrays(X, y.astype(float), np.repeat(np.arange(1, queries + 1), docs))
 
 
 def test_did_not_learn_is_judged_by_what_the_model_does_on_its_training_data():
@@ -239,7 +240,7 @@ def test_precision_pairs_are_the_labels_pairs():
     labels = np.tile([2.0, 2, 1, 1, 0, 0, 0, 0], 12)
     grade_feature = np.select([labels == 2, labels == 1], [1.0, -1.0], 0.0)
     X = np.column_stack([(labels > 0) + rng.normal(scale=0.3, size=len(labels)), grade_feature])
-    ds = data.from_arrays(X, labels, np.repeat(np.arange(1, 13), 8))
+    ds = arrays.from_arrays(X, labels, np.repeat(np.arange(1, 13), 8))
     for weights in ("top-pairs", "pairs"):
         fitted = api.fit(ds, "precision@k", C=10.0, k=4, position_weights=weights)
         w = fitted.w

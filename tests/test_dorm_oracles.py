@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from svmstruct.losses import dorm, dorm_oracles
+from svmstruct.losses import dorm, dorm_oracles, mrr_oracles
 
 
 def random_query(rng, l, grades=3, ties=False):
@@ -92,7 +92,7 @@ def test_the_first_relevant_oracle_attains_the_best_of_every_ranking():
         g = rng.normal(size=l) * rng.choice([0.3, 1.0, 3.0])
         if trial % 3 == 0:
             g = np.round(g)
-        coef, p = dorm_oracles.mrr_first_oracle(g, relevant)
+        coef, p = mrr_oracles.mrr_first_oracle(g, relevant)
         value = 1.0 - 1.0 / p + float(coef @ g)
         best = max(first_relevant_value(np.array(perm), g, relevant) for perm in itertools.permutations(range(l)))
         assert value == pytest.approx(best, rel=1e-12, abs=1e-12)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from svmstruct import api, losses, model
+from svmstruct.dataset import arrays
 from svmstruct.errors import UsageError
 from svmstruct.io import data
 
@@ -55,7 +56,7 @@ def ranking_dataset(rng, trial, max_docs):
     if trial % 2:
         X = np.round(X)  # ties in the scores
     qid = np.repeat(np.arange(1, queries + 1), sizes)
-    return data.from_arrays(X, y, qid)
+    return arrays.from_arrays(X, y, qid)
 
 
 def diversity_dataset(rng, tmp_path, trial):

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from svmstruct import api, model
-from svmstruct.dataset import normalize
+from svmstruct.dataset import arrays, normalize
 from svmstruct.io import data
 
 from conftest import invoke
@@ -16,7 +16,7 @@ SMALL = Path(__file__).resolve().parents[1] / "data" / "mq2008-small"
 
 
 def _dataset(X, qid):
-    d = data.from_arrays(X, np.arange(X.shape[0]) % 3, qid)
+    d = arrays.from_arrays(X, np.arange(X.shape[0]) % 3, qid)
     return d
 
 
@@ -71,7 +71,7 @@ def test_sparse_text_without_queries_stays_sparse():
     X = sp.csr_matrix((rng.random(nnz, dtype=np.float32) + 0.1, (rng.integers(0, 20_000, nnz),
                                                                  rng.integers(0, 20_000, nnz))), shape=(20_000, 20_000))
     X.sum_duplicates()
-    d = data.from_arrays(X, rng.integers(0, 2, 20_000))
+    d = arrays.from_arrays(X, rng.integers(0, 2, 20_000))
     tracemalloc.start()
     out = normalize.query_level(d).X
     peak = tracemalloc.get_traced_memory()[1]
@@ -102,7 +102,7 @@ def _distorted(dataset, seed):
     X = dataset.X.toarray()
     for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:]):
         X[lo:hi] = X[lo:hi] * rng.uniform(0.5, 1000.0, X.shape[1]) + rng.uniform(-50.0, 50.0, X.shape[1])
-    d = data.from_arrays(sp.csr_matrix(X), dataset.y, dataset.qid)
+    d = arrays.from_arrays(sp.csr_matrix(X), dataset.y, dataset.qid)
     return d
 
 

@@ -178,7 +178,7 @@ def test_every_family_on_the_parallel_kernels_writes_the_own_process_model(place
 
 @pytest.mark.slow
 def test_a_kernel_the_server_loaded_can_be_called_by_one_compiled_later(tmp_path):
-    """resident_server._load loads a cached kernel as numba's dispatcher does (registered for the functions that
+    """preload.load loads a cached kernel as numba's dispatcher does (registered for the functions that
     call it): a function compiled afterwards, in a forked child, that calls it compiles and runs. (Loading with
     numba's cache alone broke exactly this: 'No definition for lowering'.)"""
     module = tmp_path / "kernels_for_test.py"
@@ -190,11 +190,11 @@ def test_a_kernel_the_server_loaded_can_be_called_by_one_compiled_later(tmp_path
         sys.path.insert(0, {str(tmp_path)!r})
         import kernels_for_test as k
         from numba import njit
-        from svmstruct.worker import server as resident_server
-        signatures = resident_server._cached_signatures(k.inner)
+        from svmstruct.worker import preload, server as resident_server
+        signatures = preload.cached_signatures(k.inner)
         assert signatures, "nothing cached"
         for signature in signatures:
-            resident_server._load(k.inner, signature)
+            preload.load(k.inner, signature)
         assert k.inner.stats.cache_hits and not k.inner.stats.cache_misses
         pid = os.fork()
         if pid == 0:
@@ -216,7 +216,7 @@ def test_a_stale_module_of_an_older_install_does_not_stop_the_preload(tmp_path):
     shutil.copytree(ROOT / "svmstruct", tmp_path / "svmstruct", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "svmstruct" / "checkpoint.py").write_text("from svmstruct import train\nclass Writer(train.Callback):"
                                                          "\n    pass\n")
-    code = "from svmstruct.worker import server; server._preload(); import svmstruct.api; print('preloaded')"
+    code = "from svmstruct.worker import preload; preload.kernels(); import svmstruct.api; print('preloaded')"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0 and run.stdout.strip() == "preloaded", run.stderr
     assert "not preloaded: svmstruct.checkpoint: AttributeError" in run.stderr
@@ -228,9 +228,9 @@ def test_the_server_can_fork_children_that_run_parallel_kernels():
     a parallel kernel ('fork() called from a process already using GNU OpenMP')."""
     code = """if True:
         import os, numpy as np
-        from svmstruct.worker import server as resident_server
-        for kernel, signature in resident_server._preload():
-            resident_server._load(kernel, signature)
+        from svmstruct.worker import preload, server as resident_server
+        for kernel, signature in preload.kernels():
+            preload.load(kernel, signature)
         assert resident_server._safe_to_fork()
         from svmstruct.compute import matvec
         pid = os.fork()

@@ -6,12 +6,12 @@ import click
 from svmstruct.commands.params import Integer, Tag, build_command
 
 
-def div_baseline_command(method, K, output_format, tag, title_offset, doc_features_from, seed, test_file, output):
+def div_baseline_command(test_file, output, method, K, output_format, tag, seed, **features_from):
     """Diverse subsets of TEST_FILE's candidate sets by a baseline of Yue & Joachims 2008 (section 6)."""
     from svmstruct.diversity import baselines, features, qrels
     from svmstruct.io import data, files
 
-    config = features.FeatureConfig.parse(None, None, title_offset, doc_features_from)
+    config = features.FeatureConfig.parse(None, None, features_from["title_offset"], features_from["doc_features_from"])
     files.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file)])
     files.check_writable(output)
     dataset = data.read_svmlight(test_file)

@@ -8,8 +8,7 @@ from svmstruct.commands.params import THREADS_OPTION, Number, build_command
 from svmstruct.errors import InputError, UsageError
 
 
-def evaluate_command(measure_names, per_query, output_format, rel_threshold, write_qrels, subtopics, alpha, test_file,
-                     predictions):
+def evaluate_command(test_file, predictions, measure_names, output_format, subtopics, alpha, **shown):
     """Measures of PREDICTIONS (one score per line of TEST_FILE) against TEST_FILE's labels.
 
     With several prediction files: a paired comparison against the first (means, per-query
@@ -17,6 +16,8 @@ def evaluate_command(measure_names, per_query, output_format, rel_threshold, wri
     """
     from svmstruct.evaluation import measures, tables
     from svmstruct.io import data, files, trec
+
+    per_query, rel_threshold, write_qrels = shown["per_query"], shown["rel_threshold"], shown["write_qrels"]
 
     if [test_file, *predictions].count(files.STDIO) > 1:
         raise UsageError("only one of TEST_FILE and PREDICTIONS can be read from stdin")

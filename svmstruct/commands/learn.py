@@ -177,11 +177,12 @@ def _training_source(checked, log):
         return
     if run.workers is None and run.scheduler is None:
         from svmstruct import losses, training
+        from svmstruct.dataset import arrays
         from svmstruct.io import data
 
         read = [data.read_svmlight(path, dtype=np.float32 if run.single_precision else np.float64, layout=layout)
                 for path in run.train_files]
-        dataset = read[0] if len(read) == 1 else data.concatenate(read)
+        dataset = read[0] if len(read) == 1 else arrays.concatenate(read)
         code = (default_loss() if run.loss is None else run.loss).strip()
         others = losses.same_code_elsewhere(code, loss) if code.isdigit() and dataset.has_qid else []
         if others:

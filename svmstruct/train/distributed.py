@@ -60,18 +60,18 @@ class Shard:
 
     def describe(self) -> dict:
         """What the driver needs to align the shards: size, columns, query ids, largest |x|."""
-        from svmstruct.io import data
+        from svmstruct.dataset import arrays
 
         d = self.data
         return dict(path=d.path, documents=d.n_docs, width=d.n_features, columns=d.columns, has_qid=d.has_qid,
-                    qids=np.unique(d.qid) if d.has_qid else None, largest=data.largest_magnitude(d),
+                    qids=np.unique(d.qid) if d.has_qid else None, largest=arrays.largest_magnitude(d),
                     pairs=_pairs_of_different_label(d.y, d.qptr) if d.has_qid else 0)
 
     def column_largest(self, width: int, columns: np.ndarray | None) -> np.ndarray:
         """Per column of the aligned data: the largest |value| (0 for a column not used here)."""
-        from svmstruct.io import data
+        from svmstruct.dataset import arrays
 
-        X = data.align(self.data, width, columns).X
+        X = arrays.align(self.data, width, columns).X
         largest = np.abs(X).max(axis=0)
         return np.asarray(largest.toarray() if hasattr(largest, "toarray") else largest, dtype=np.float64).ravel()
 
@@ -88,15 +88,15 @@ class Shard:
         and statistics."""
         import dataclasses
 
+        from svmstruct.dataset import arrays
         from svmstruct.dataset import normalize as normalization
-        from svmstruct.io import data
         from svmstruct.kernels.kernel_functions import Rows
 
         _set_threads(self.threads)
         if mapping is not None:
             aligned = dataclasses.replace(self.data, X=mapping.map(Rows.of(self.data)), columns=None)
         else:
-            aligned = data.align(self.data, width, columns)
+            aligned = arrays.align(self.data, width, columns)
         if normalize == "query":
             aligned = normalization.query_level(aligned)
         elif normalize == "global":

@@ -61,7 +61,7 @@ class TrainingProblem:
 
 @dataclass
 class TrainingSummary:
-    """What a model records of its training set and problem (model.from_training): the same from a dataset
+    """What a model records of its training set and problem (training.model_of): the same from a dataset
     in this process and from shards on a cluster (svmstruct.train.distributed)."""
     path: str  # the training file(s)
     n_docs: int

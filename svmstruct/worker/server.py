@@ -20,14 +20,9 @@ import sys
 import time
 from typing import Any
 
-from svmstruct.worker import resident
+from svmstruct.worker import preload, resident
 
 PLACE = 3  # the socket directory's descriptor in the server (resident._start_server)
-_NOT_PRELOADED = ("__main__", "warmup", "distributed", "resident", "server")
-# the kernels every command or the common losses use, loaded first
-_FIRST = ["svmstruct.io.svmlight_parser", "svmstruct.compute.matvec", "svmstruct.dataset.ranking",
-          "svmstruct.losses.rank_oracles", "svmstruct.losses.map_oracles", "svmstruct.losses.dorm_oracles",
-          "svmstruct.losses.assignment", "svmstruct.losses.perf_oracles"]
 DEPENDENCIES = ("numpy", "scipy", "numba", "llvmlite", "click", "osqp")
 _REFUSED = 3  # a child's exit status when it did not take the command (the caller runs it itself)
 
@@ -78,7 +73,7 @@ class Server:
             if resident.key() != self.expected:
                 raise RuntimeError("this process's key differs from its caller's")
             self.key = self.expected
-            to_load = _preload()  # loaded between commands, after the socket is up
+            to_load = preload.kernels()  # loaded between commands, after the socket is up
             _io_priority(0)  # ctypes loaded here, not in every child
             self.modules = loaded_files()
             self.installation = installation(self.modules)
@@ -127,7 +122,7 @@ class Server:
             wait = 0.0 if to_load else None if self.children else max(0.0, last + idle - time.monotonic())
             ready = dict(poller.poll(None if wait is None else wait * 1000))
             if not ready and to_load:
-                _load(*to_load.pop(0))
+                preload.load(*to_load.pop(0))
                 if not to_load:
                     self.say(f"kernels loaded at {time.perf_counter() - started:.2f} s")
                 continue
@@ -306,61 +301,6 @@ def _dependency(name: str) -> tuple:
     except OSError:
         return (name, "gone")
     return name, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino
-
-
-def _preload() -> list:
-    """Import what the commands use; the cached kernel signatures to load, as (kernel, signature) in _FIRST's
-    order: the one-thread kernels only (a parallel one would launch the threading layer)."""
-    import importlib
-    import pkgutil
-
-    import svmstruct
-
-    def skip(name: str) -> None:
-        sys.stderr.write(f"not preloaded: {name}: {sys.exc_info()[1]!r}\n")
-
-    for found in pkgutil.walk_packages(svmstruct.__path__, "svmstruct.", onerror=skip):
-        if found.name.rsplit(".", 1)[1] not in _NOT_PRELOADED:
-            try:  # a module that cannot be imported (a stale file of an older install) is left to the command
-                importlib.import_module(found.name)
-            except Exception:  # noqa: BLE001 - logged; a command that needs it reports the error itself
-                skip(found.name)
-    from numba.core.registry import CPUDispatcher
-
-    from svmstruct.compute.threads import ParallelKernel
-
-    kernels: list = []
-    for module_name, module in list(sys.modules.items()):
-        if not module_name.startswith("svmstruct"):
-            continue
-        for kernel in list(vars(module).values()):
-            if isinstance(kernel, ParallelKernel) and kernel.__module__ == module_name:
-                kernels.append((module_name, kernel.one_thread))
-            elif isinstance(kernel, CPUDispatcher) and kernel.__module__ == module_name \
-                    and not kernel.targetoptions.get("parallel"):
-                kernels.append((module_name, kernel))
-    kernels.sort(key=lambda pair: _FIRST.index(pair[0]) if pair[0] in _FIRST else len(_FIRST))
-    return [(kernel, signature) for _, kernel in kernels for signature in _cached_signatures(kernel)]
-
-
-def _cached_signatures(kernel) -> list:
-    """The signatures of KERNEL that numba's cache holds for this machine (read from its index; a kernel whose
-    index cannot be read is not preloaded: a child loads it when it runs it)."""
-    try:
-        magic = kernel.targetctx.codegen().magic_tuple()
-        return [entry[0] for entry in kernel._cache._cache_file._load_index() if entry[1] == magic]
-    except Exception as e:
-        sys.stderr.write(f"not preloaded: {kernel.__name__}: {e!r}\n")
-        return []
-
-
-def _load(kernel, signature) -> None:
-    """Load a cached signature of KERNEL through numba's own dispatcher (Dispatcher.compile: a cache hit is
-    loaded, registered for the functions compiled later that call it, and added to the kernel's overloads)."""
-    try:
-        kernel.compile(signature)
-    except Exception as e:
-        sys.stderr.write(f"not preloaded: {kernel.__name__}{signature}: {e!r}\n")
 
 
 class Request:

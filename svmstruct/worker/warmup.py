@@ -117,6 +117,18 @@ def _every_command(d: Path, say) -> None:
     say(f"{'other paths':<16} {time.perf_counter() - start:6.1f} s")
 
 
+def cached() -> str:
+    """What the cache now holds for the worker's preload (preload.KERNEL_MODULES), and the modules it holds no
+    kernel of (their first user compiles them)."""
+    from svmstruct.worker import preload
+
+    loaded = preload.kernels()
+    modules = {kernel.__module__ for kernel, _ in loaded}
+    missing = [name for name in preload.KERNEL_MODULES if name not in modules]
+    return f"{len(loaded)} kernel signatures cached in {len(modules)} modules" + \
+        (f"; none in {', '.join(missing)}" if missing else "")
+
+
 def _installed_elsewhere() -> bool:
     """`python -m svmstruct.worker.warmup` run where a source checkout of svmstruct sits (the current directory is
     first on sys.path) while another copy is installed: the installed copy is the one to compile."""
@@ -147,6 +159,7 @@ def main() -> None:
     start = time.perf_counter()
     print("svmstruct: compiling and caching the numba kernels (once per installation)", file=sys.stderr)
     warm_up(lambda line: print(f"  {line}", file=sys.stderr))
+    print(f"svmstruct: {cached()}", file=sys.stderr)
     print(f"svmstruct: done in {time.perf_counter() - start:.1f} s", file=sys.stderr)
 
 
