@@ -70,7 +70,7 @@ def fit_problem(problem, examples: Sequence, C: float, epsilon: float | None = N
     """
     from svmstruct import problems
 
-    loss = problems.as_loss(type(problem))
+    loss = problems.spec(type(problem))
     opts = loss.resolve({"rescaling": rescaling, **problem.options})
     settings = Settings([C], epsilon, max_iterations).check(loss)
     callbacks = [*((loop.Progress(progress),) if progress else ()), *callbacks]

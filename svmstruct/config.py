@@ -16,7 +16,7 @@ from svmstruct.options import MAX_ITERATIONS
 
 if TYPE_CHECKING:
     from svmstruct.kernels.nystroem import Spec
-    from svmstruct.spec import Loss
+    from svmstruct.spec import Loss, Trainable
 
 ALGORITHMS_1SLACK = ("3", "4")  # svm_perf/svm_struct -w values that mean the 1-slack algorithm
 PYTHON_SETTINGS = ("epsilon", "max_iterations", "normalize", "kernel")  # what fit takes besides loss options
@@ -167,9 +167,7 @@ class Run:
         """This run with a problem's options given by the flags its original spells them with where the command
         line stored them as a kernel basis's or a loss's (svm_hmm's --t and --b: the basis's --t and svm_perf's bias
         --b, which do not apply to a problem) moved to the problem's options."""
-        from svmstruct import problems
-
-        declared = problems.as_loss(problems.load(self.problem or "")).options
+        declared = losses.problem(self.problem or "").options
         basis = {flag: name for name, flag in KERNEL_FLAGS.items()}
         by_flag = {option.flag: name for name, option in losses.all_options().items()}
         fields: dict[str, Any] = {}
@@ -185,11 +183,9 @@ class Run:
 
     def _problem(self, spelling: Callable[[str], str] | None) -> tuple:
         """The Loss of --problem MODULE:CLASS and its options (-o checked against the problem's oracles)."""
-        from svmstruct import problems
-
         if self.loss is not None:
             raise UsageError("-l and --problem both name what to train: give one of them")
-        loss = problems.as_loss(problems.load(self.problem or ""))
+        loss = losses.problem(self.problem or "")
         given = {}
         for text in self.problem_options:
             key, equals, value = text.partition("=")
@@ -215,12 +211,12 @@ class Run:
 
         rescaling = 2 if self.rescaling is None else self.rescaling
         opts = loss.resolve({**self.loss_options, **given, "rescaling": rescaling}, None, spell)
-        if opts["rescaling"] == 1 and not problems.instance(loss, opts).has_slack_oracle():
+        if opts["rescaling"] == 1 and not loss.instance(opts).has_slack_oracle():
             raise UsageError(f"-o 1: {loss.name} has no slack-rescaling oracle (most_violated_slack); train with "
                              "-o 2 (margin rescaling)")
         return loss, opts
 
-    def _check_format(self, loss: Loss) -> None:
+    def _check_format(self, loss: Trainable) -> None:
         """--format fits what is trained: svm_light's for a loss, the original's of a problem of svmstruct's."""
         from svmstruct.io import struct_models
 
@@ -236,7 +232,7 @@ class Run:
             raise UsageError(f"--format {self.model_format} writes models of --problem "
                              f"{struct_models.FORMATS[self.model_format]}, not of {self.problem}")
 
-    def _grid(self, loss: Loss) -> list:
+    def _grid(self, loss: Trainable) -> list:
         if self.C is None or (isinstance(self.C, (list, tuple)) and list(self.C) == [None]):
             if loss.default_C is None:
                 raise UsageError(f"--problem {self.problem}: give -c, the trade-off C of 1/2|w|^2 + C/n sum xi_i "
@@ -252,7 +248,7 @@ class Run:
             raise UsageError("a grid of C values needs --validate VALIDATION_FILE to choose from")
         return grid
 
-    def _selection_measure(self, loss: Loss, opts: dict) -> str | None:
+    def _selection_measure(self, loss: Trainable, opts: dict) -> str | None:
         """The measure that picks C on the validation data (checked), or None without --validate."""
         if self.validation_file is None:
             if self.select_measure is not None:
@@ -268,7 +264,7 @@ class Run:
         selection.check_measure(measure)
         return measure
 
-    def _kernel_spec(self, loss: Loss) -> Spec | None:
+    def _kernel_spec(self, loss: Trainable) -> Spec | None:
         """The nystroem.Spec of -t/-d/-g/-s/-r/--k/--t/--f (None for the linear kernel), checked."""
         if not self.kernel_type:
             stray = [flag for name, flag in KERNEL_FLAGS.items() if getattr(self, name) is not None]
@@ -294,7 +290,7 @@ class Run:
                              nystroem.SPREAD if self.basis_method is None else self.basis_method, self.basis_file,
                              size_given=self.basis_size is not None).check()
 
-    def _check_sources(self, loss: Loss, opts: dict) -> None:
+    def _check_sources(self, loss: Trainable, opts: dict) -> None:
         from svmstruct.io import files
 
         if self.workers is not None and self.scheduler is not None:
@@ -319,7 +315,7 @@ class CheckedRun:
     """A Run that passed Run.check: the loss and its complete options, the loop's Settings, the kernel map to
     train over (or None) and the measure that selects C on validation data (or None)."""
     run: Run
-    loss: Loss
+    loss: Trainable
     opts: dict
     settings: Settings
     kernel: Spec | None
@@ -368,7 +364,7 @@ class Settings:
     resume: Any = None  # a checkpoint.Saved
     checkpointed: bool = False
 
-    def check(self, loss: Loss | None = None) -> Settings:
+    def check(self, loss: Trainable | None = None) -> Settings:
         """UsageError for a bad C, epsilon, iteration limit or normalisation (or one the loss cannot take), and
         for a checkpointed or resumed grid of several C."""
         self.grid = [float(C) if isinstance(C, (int, float)) and not isinstance(C, bool) else C for C in self.grid]
@@ -385,5 +381,5 @@ class Settings:
                              "documents")
         return self
 
-    def epsilon_for(self, loss: Loss) -> float:
+    def epsilon_for(self, loss: Trainable) -> float:
         return loss.default_epsilon if self.epsilon is None else float(self.epsilon)

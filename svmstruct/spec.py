@@ -19,10 +19,11 @@ errors, not NaN models.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
-from svmstruct.errors import UsageError
+from svmstruct.errors import InputError, UsageError
 from svmstruct.options import LARGEST_INTEGER, SCORE_FORMATS, parse_integer, parse_number, positive_int
 
 
@@ -36,6 +37,7 @@ class Option:
     check: Callable[[Any], str | None] | None = None  # an error message for a bad (parsed) value, or None
     metavar: str | None = None
     required: bool = False  # the loss cannot train without it (e.g. div's --subtopics)
+    examples: tuple = ()  # values besides the default that the contract battery trains with (tests/test_*_contract)
 
     @property
     def flag(self) -> str:
@@ -69,36 +71,12 @@ class Option:
         return parsed
 
 
-@dataclass(frozen=True)
-class Loss:
-    name: str  # canonical name written to the model file
-    aliases: tuple  # other accepted spellings, e.g. svm_perf's numeric -l code
-    family: str  # perf | rank | map | dorm | div | ... (grouping in `svmstruct losses` and docs/losses.md)
-    summary: str  # one line for `svmstruct losses` and --help
-    build: Callable[..., Any]  # build(dataset, opts: dict) -> TrainingProblem
-    default_epsilon: float
-    options: tuple = ()  # Option declarations of the options this loss takes
-    output: str = "ranking"  # labeling | ranking | subset (see the module docstring)
-    measure: Callable[[dict], str] | None = None  # the eval measure of a trained model (opts -> name)
-    predict: Callable[..., str] | None = None  # predict(model, dataset, fmt, tag) -> text; None: scores
-    formats: tuple = SCORE_FORMATS  # classify --format values; the first is the default
-    needs_qid: bool = False  # every line must have qid:<id> (the examples are queries / candidate sets)
-    other_codes: tuple = ()  # numeric -l codes another original gives this loss (svm_rank's -l 1 is pairs)
-    plain_features: bool = True  # scores are w.x of the documents' features (a kernel map applies, learn -t)
-    default_C: float | None = 1.0  # learn's C without -c (docs/learn.md's table); None: -c must be given
+class Declares:
+    """What both kinds of spec share: a name, the options it takes, and their resolution."""
 
-    def decomposes(self, opts: dict) -> bool:
-        """The oracle treats every query (candidate set) on its own: a file split into shards of whole
-        queries trains the same model (svmstruct.train.distributed). svm_perf's losses do with --per-query."""
-        return self.needs_qid or bool(opts.get("per_query"))
-
-    def check_decomposes(self, opts: dict) -> None:
-        """UsageError unless the loss treats each query on its own: only then do shards of whole queries train
-        the model of the whole file."""
-        if not self.decomposes(opts):
-            raise UsageError(f"loss {self.name} is a measure of the whole training set: training on a cluster "
-                             "needs a loss that treats each query on its own (pairs, map, ndcg@k, div, ..., or an "
-                             "svm_perf loss with --per-query)")
+    name: str
+    aliases: tuple
+    options: tuple
 
     def option(self, name: str) -> Option | None:
         return next((o for o in self.options if o.name == name), None)
@@ -134,8 +112,116 @@ class Loss:
         return f" (it takes {names})" if names else " (it takes no loss options)"
 
 
+@dataclass(frozen=True)
+class Loss(Declares):
+    """A document loss: scores are w.x of the documents' features; build gives its TrainingProblem over X."""
+
+    kind: ClassVar[str] = "document"
+    name: str  # canonical name written to the model file
+    aliases: tuple  # other accepted spellings, e.g. svm_perf's numeric -l code
+    family: str  # perf | rank | map | dorm | div | ... (grouping in `svmstruct losses` and docs/losses.md)
+    summary: str  # one line for `svmstruct losses` and --help
+    build: Callable[..., Any]  # build(dataset, opts: dict) -> TrainingProblem
+    default_epsilon: float
+    options: tuple = ()  # Option declarations of the options this loss takes
+    output: str = "ranking"  # labeling | ranking | subset (see the module docstring)
+    measure: Callable[[dict], str] | None = None  # the eval measure of a trained model (opts -> name)
+    predict: Callable[..., str] | None = None  # predict(model, dataset, fmt, tag) -> text; None: scores
+    formats: tuple = SCORE_FORMATS  # classify --format values; the first is the default
+    needs_qid: bool = False  # every line must have qid:<id> (the examples are queries / candidate sets)
+    other_codes: tuple = ()  # numeric -l codes another original gives this loss (svm_rank's -l 1 is pairs)
+    plain_features: bool = True  # scores are w.x of the documents' features (a kernel map applies, learn -t)
+    default_C: float | None = 1.0  # learn's C without -c (docs/learn.md's table); None: -c must be given
+
+    def decomposes(self, opts: dict) -> bool:
+        """The oracle treats every query (candidate set) on its own: a file split into shards of whole
+        queries trains the same model (svmstruct.train.distributed). svm_perf's losses do with --per-query."""
+        return self.needs_qid or bool(opts.get("per_query"))
+
+    def check_decomposes(self, opts: dict) -> None:
+        """UsageError unless the loss treats each query on its own: only then do shards of whole queries train
+        the model of the whole file."""
+        if not self.decomposes(opts):
+            raise UsageError(f"loss {self.name} is a measure of the whole training set: training on a cluster "
+                             "needs a loss that treats each query on its own (pairs, map, ndcg@k, div, ..., or an "
+                             "svm_perf loss with --per-query)")
+
+
 # ---- options shared by several loss families
 
 REL_THRESHOLD = Option("rel_threshold", ("--rel-threshold",), "float",
                        "a label above this is positive / relevant", default=0.0, metavar="T")
-K = Option("k", ("-k",), "int", "the cut-off k", check=positive_int, metavar="K")  # at most LARGEST_INTEGER
+K = Option("k", ("-k",), "int", "the cut-off k", check=positive_int, metavar="K",  # at most LARGEST_INTEGER
+           examples=(1, 3))
+RESCALING = Option("rescaling", ("-o",), "int", "svm_struct's rescaling: 1 slack, 2 margin", default=2,
+                   check=lambda v: None if v in (1, 2) else "must be 1 (slack) or 2 (margin)", examples=(1,))
+
+
+@dataclass(frozen=True)
+class Problem(Declares):
+    """A structured problem (svm_struct's API): Psi, Delta and the oracles of a StructuredProblem subclass
+    (svmstruct.problems.base), trained over the identity design; its model file names it MODULE:CLASS."""
+
+    name: str  # MODULE:CLASS, written to the model file
+    aliases: tuple  # svmstruct's own problems' short names (--problem multiclass)
+    summary: str
+    problem: type  # the StructuredProblem subclass
+    options: tuple = ()  # RESCALING and the options the class declares
+    default_epsilon: float = 0.1
+    default_C: float | None = None  # -c must be given, as svm_multiclass and svm_hmm ask
+    family: str = "problem"
+    formats: tuple = ("labels",)
+    kind: ClassVar[str] = "structured"
+    output: ClassVar[str] = "structured"
+    needs_qid: ClassVar[bool] = False
+    plain_features: ClassVar[bool] = False  # Psi is the problem's own: no kernel map, no --normalize
+    measure: ClassVar[None] = None
+
+    @classmethod
+    def of(cls, problem: type, aliases: tuple = ()) -> Problem:
+        """The spec of a StructuredProblem subclass: its MODULE:CLASS, -o and the options it declares."""
+        name = f"{problem.__module__}:{problem.__qualname__}"
+        summary = (problem.__doc__ or name).strip().splitlines()[0]
+        return cls(name, aliases, summary, problem, options=(RESCALING, *getattr(problem, "declared", ())))
+
+    def decomposes(self, opts: dict) -> bool:
+        return False
+
+    def check_decomposes(self, opts: dict) -> None:
+        raise UsageError(f"{self.name}: a structured problem trains in one process, not on a cluster")
+
+    def instance(self, opts: dict):
+        """The problem with these options (rescaling aside)."""
+        return self.problem(**{k: v for k, v in opts.items() if k != "rescaling"})
+
+    def build(self, examples: Sequence, opts: dict):
+        """The TrainingProblem of the examples [(x, y), ...]: the identity design and the cut of the most violated
+        outputs (problems.base.training_problem)."""
+        return self.instance(opts).training_problem(examples, int(opts["rescaling"]))
+
+    def predictions(self, structured, trained, examples: Sequence, source: str | None = None) -> list:
+        """STRUCTURED's (an instance of this problem) predictions for examples [(x, y), ...] with a trained model's
+        weights, checked against the problem's dimension (InputError naming SOURCE, the model file)."""
+        dim = int(structured.dimension(examples))
+        if dim != trained.n_features:  # options edited, or a damaged file: the weights would be read wrongly
+            options = ", ".join(f"{k} {v}" for k, v in structured.options.items() if v is not None)
+            raise InputError(f"the model has {trained.n_features} weights, its problem ({options}) has {dim}: the "
+                             "options do not fit the weights (an edited or damaged model?)", source)
+        return [structured.predict(x, trained.w) for x, _ in examples]
+
+    def trained_instance(self, trained, overrides: dict | None = None):
+        """The problem with the options a model's file records (and OVERRIDES: classify's, e.g. the beam)."""
+        for key in overrides or {}:
+            if self.option(key) is None:
+                raise UsageError(f"the model's problem {self.name} takes no option {key}")
+        options = {k: v for k, v in trained.options.items() if self.option(k) is not None}
+        return self.instance(self.resolve({**options, **(overrides or {})}))
+
+    def predict(self, trained, path: str, source: str | None = None, overrides: dict | None = None) -> str:
+        """`svmstruct classify`'s output: one format(y) line per example of the file at PATH."""
+        structured = self.trained_instance(trained, overrides)
+        predictions = self.predictions(structured, trained, structured.read(path), source)
+        return "".join(structured.format(y) + "\n" for y in predictions)
+
+
+Trainable = Loss | Problem  # what is trained, of either kind (the registry, model files, train_grid)

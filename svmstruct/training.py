@@ -15,7 +15,7 @@ from svmstruct.dataset import normalize as normalization
 from svmstruct.dataset.arrays import largest_magnitude
 from svmstruct.errors import InputError, NumericalError, UsageError
 from svmstruct.io.data import Dataset, read_basis
-from svmstruct.spec import Loss
+from svmstruct.spec import Loss, Trainable
 from svmstruct.train import loop
 from svmstruct.train.evaluator import LocalEvaluator
 from svmstruct.train.loop_state import LoopState
@@ -69,6 +69,10 @@ class LocalSource:
         assert self.problem is not None
         return LocalEvaluator(self.problem)
 
+    def judge(self, trained: model.Model, loss: Trainable, opts: dict) -> None:
+        """Whether the model learned, by its measure on its training data (judge_learning)."""
+        judge_learning(trained, loss, opts, self.dataset)
+
 
 class ExamplesSource:
     """Examples [(x, y), ...] of a structured problem (svmstruct.problems) in this process: its TrainingProblem over
@@ -94,8 +98,11 @@ class ExamplesSource:
         assert self.problem is not None
         return LocalEvaluator(self.problem)
 
+    def judge(self, trained: model.Model, loss: Trainable, opts: dict) -> None:
+        """A problem has no measure: whether it learned is the objective's gain (TrainResult.learned)."""
 
-def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: Iterable = (),
+
+def train_grid(source, loss: Trainable, opts: dict, settings: Settings, callbacks: Iterable = (),
                on_prepared: Callable[[Prepared], None] | None = None) -> Iterator[model.Model]:
     """Train `loss` with resolved options on a training source (LocalSource, distributed.ClusterSource) for
     every C of settings.grid in turn: the problem is built once, and each C trains from w = 0, so that its
@@ -117,13 +124,11 @@ def train_grid(source, loss: Loss, opts: dict, settings: Settings, callbacks: It
         result = loop.optimise(source.evaluator(prepared), outline, C, eps, settings.max_iterations, start=start,
                                 callbacks=callbacks)
         start = None
-        trained = model_of(loss, opts, prepared.summary, result, C, eps, settings.normalize,
-                                      prepared.scale)
+        trained = model_of(loss, opts, prepared.summary, result, C, eps, settings.normalize, prepared.scale)
         if prepared.kernel_map is not None:  # the linear model on phi is a kernel expansion
             trained.set_kernel(prepared.kernel_map.expansion(trained.w))
         trained = checked(trained)
-        if isinstance(source, LocalSource):
-            judge_learning(trained, loss, opts, source.dataset)
+        source.judge(trained, loss, opts)
         yield trained
 
 
@@ -173,7 +178,7 @@ def model_of(loss, opts: dict, summary, result, C: float, epsilon: float, normal
                  columns=None if columns is None else np.asarray(columns, dtype=np.int64))
 
 
-def judge_learning(trained: model.Model, loss: Loss, opts: dict, dataset: Dataset) -> None:
+def judge_learning(trained: model.Model, loss: Trainable, opts: dict, dataset: Dataset) -> None:
     """Record in the model's TrainResult (and its did_not_learn header) whether it learned, by what it does on
     its training data: the loss's measure of its scores against that of w = 0 (every score tied, broken as
     `eval` breaks them) and of the ideal scores (the labels). Left to the objective's gain when the loss has no

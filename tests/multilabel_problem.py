@@ -9,19 +9,29 @@ import numpy as np
 from svmstruct.errors import InputError
 from svmstruct.options import positive_int
 from svmstruct.problems import StructuredProblem
-from svmstruct.spec import Option
+from svmstruct.spec import Option, Problem
 
 
 class MultiLabel(StructuredProblem):
     """Multi-label classification with the Hamming loss (the problems walkthrough)."""
 
-    declared = (Option("labels", ("--labels",), "int", "the number of labels L", default=3, check=positive_int),
+    declared = (Option("labels", ("--labels",), "int", "the number of labels L", default=3, check=positive_int,
+                       examples=(2,)),
                 Option("features", ("--features",), "int", "the number of features D", default=4,
                        check=positive_int))
 
     def __init__(self, labels: int = 3, features: int = 4):
         super().__init__(labels=labels, features=features)
         self.L, self.D = int(labels), int(features)
+
+    def tiny_examples(self, rng):
+        """12 examples of D features whose L labels follow a random linear rule with noise."""
+        truth = rng.normal(size=(self.L, self.D))
+        out = []
+        for _ in range(12):
+            x = np.round(rng.normal(size=self.D), 1)
+            out.append((x, tuple(int(v) for v in (truth @ x + rng.normal(scale=0.7, size=self.L) > 0))))
+        return out
 
     def read(self, path):
         examples = []
@@ -84,3 +94,6 @@ class MarginOnly(MultiLabel):
     """The same problem without a slack-rescaling oracle."""
 
     most_violated_slack = StructuredProblem.most_violated_slack
+
+
+PROBLEMS = [Problem.of(MultiLabel)]  # what svmstruct.losses.register(this module) adds to the registry

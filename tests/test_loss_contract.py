@@ -24,18 +24,11 @@ LOSSES = sorted(losses.REGISTRY)
 SMALL_RANKING = ROOT / "data" / "mq2008-small"
 SMALL_DIV = ROOT / "data" / "div" / "small"
 
-# values tried for an option when a loss takes it (by keyword), besides its default
-VARIANTS = {"beta": [0.5, 2.0], "k": [1, 3], "p": [0.4, 1.0, 2.5], "per_query": [True],
-            "position_weights": ["pow:1", "log", "pairs"], "eru_alpha": [3.0], "eru_neutral": [1.0]}
-
-
 def option_sets(loss):
-    """The defaults, then each variant of each option the loss takes (one at a time)."""
+    """The defaults, then each example value each option declares (Option.examples), one at a time."""
     yield {}
     for option in loss.options:
-        for value in VARIANTS.get(option.name, []):
-            if option.name == "p" and ((loss.name == "prec@k" and value > 1) or (loss.name == "rec@k" and value < 1)):
-                continue
+        for value in option.examples:
             yield {option.name: value}
     if loss.option("k") and loss.option("position_weights"):  # the pairwise map with documents below the cut-off
         yield {"k": 2, "position_weights": "pairs"}

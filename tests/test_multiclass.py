@@ -7,7 +7,6 @@ import pytest
 import scipy.sparse as sp
 
 import svmstruct
-from svmstruct.problems import StructuredProblem
 from svmstruct.problems.multiclass import LOSS, Examples, Multiclass
 
 from conftest import invoke_here
@@ -25,29 +24,6 @@ def objective(X, y, w, C, K):
     margins = S + LOSS - S[rows, y - 1][:, None]
     margins[rows, y - 1] = 0.0
     return 0.5 * w @ w + C / len(y) * margins.max(axis=1).sum()
-
-
-@pytest.mark.parametrize("seed", range(10))
-def test_the_oracles_and_the_cut_agree_with_enumeration(seed):
-    rng = np.random.default_rng(seed)
-    examples = random_examples(rng)
-    problem = Multiclass()
-    dim = problem.dimension(examples)
-    for w in (rng.normal(size=dim), np.zeros(dim), np.round(rng.normal(size=dim))):
-        for x, y in examples[:8]:
-            def margin(c, x=x, y=y, w=w):
-                return problem.loss(y, c) + w @ problem.vector(x, c, dim)
-
-            def slack(c, x=x, y=y, w=w):
-                return problem.loss(y, c) * (1 + w @ (problem.vector(x, c, dim) - problem.vector(x, y, dim)))
-
-            for oracle, value in ((problem.most_violated, margin), (problem.most_violated_slack, slack)):
-                assert value(oracle(x, y, w)) == pytest.approx(max(value(c) for c in problem.outputs(x)), abs=1e-9)
-        for rescaling in (1, 2):
-            fast, total = problem.cut(examples, w, rescaling)
-            slow, slow_total = StructuredProblem.cut(problem, list(examples), w, rescaling)
-            np.testing.assert_allclose(fast, slow, atol=1e-9)
-            assert total == slow_total
 
 
 @pytest.fixture(scope="module")

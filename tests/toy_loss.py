@@ -12,7 +12,7 @@ from svmstruct.spec import Loss, Option
 from svmstruct.train.problem import Reference, TrainingProblem
 
 MARGIN = Option("toy_option", ("--toy-option",), "int", "the margin a document needs (toy)", default=1,
-                check=positive_int, metavar="M")
+                check=positive_int, metavar="M", examples=(2,))
 
 
 def build(data, opts: dict) -> TrainingProblem:

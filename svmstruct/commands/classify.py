@@ -6,6 +6,7 @@ import click
 from svmstruct.commands.params import THREADS_OPTION, Integer, Tag, build_command, say
 from svmstruct.errors import UsageError
 from svmstruct.options import SCORE_FORMATS
+from svmstruct.spec import Problem
 
 
 def classify_command(output_format, tag, verbosity, problem, beam, test_file, model_file, output):
@@ -20,17 +21,15 @@ def classify_command(output_format, tag, verbosity, problem, beam, test_file, mo
     files.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file), ("MODEL_FILE", model_file)])
     files.check_writable(output)
     trained = model.load_model(model_file)
-    if trained.loss.count(":") == 1 and trained.format != "svmlight":  # a structured problem's (MODULE:CLASS)
-        from svmstruct import problems
-
+    source = files.display_name(model_file)
+    loss = losses.of_model(trained, problem, source)
+    if isinstance(loss, Problem):  # a structured problem's model: the problem's own predictions
         overrides = {"beam": beam} if beam is not None else None
-        files.write_output(output, problems.classify(trained, test_file, problem, files.display_name(model_file),
-                                                     overrides))
+        files.write_output(output, loss.predict(trained, test_file, source, overrides))
         return
     if problem is not None or beam is not None:
         raise UsageError(f"{'--problem' if problem is not None else '--b'} applies to a model of a structured problem "
                          f"(this model's loss is {trained.loss})")
-    loss = losses.REGISTRY.get(trained.loss)
     formats = loss.formats if loss else SCORE_FORMATS
     fmt = output_format or formats[0]
     if fmt not in formats:

@@ -210,9 +210,9 @@ def _training_source(checked, log):
 
 def _problem_source(checked) -> tuple:
     """(the examples of --problem's TRAIN_FILEs, read by the problem, as a training source; its describer)."""
-    from svmstruct import problems, training
+    from svmstruct import training
 
-    problem = problems.instance(checked.loss, checked.opts)
+    problem = checked.loss.instance(checked.opts)
     examples = problem.read_all(list(checked.run.train_files))
     source = training.ExamplesSource(problem, examples, "+".join(checked.run.train_files))
     return source, lambda ready: (f"Training set {source.path}: {len(examples)} examples, dimension "

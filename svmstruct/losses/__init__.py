@@ -1,8 +1,9 @@
-"""The registry of losses: the one extension point (docs/ARCHITECTURE.md, "Adding a loss").
+"""The registry of what is trained: the one extension point (docs/ARCHITECTURE.md, "Adding a loss").
 
-A loss family is a module with a list LOSSES of svmstruct.spec.Loss values; FAMILIES below names
-them. Family modules import svmstruct.spec, never this package, so there is no import cycle. A loss that
-declares the option `pairwise` has svm_rank's pairs mixed into its bound here (combo.with_pairs).
+A family is a module with a list LOSSES of svmstruct.spec.Loss values (document losses) and/or PROBLEMS of
+svmstruct.spec.Problem values (structured problems: svmstruct's own multiclass and hmm); FAMILIES below names them.
+Family modules import svmstruct.spec, never this package, so there is no import cycle. A loss that declares the
+option `pairwise` has svm_rank's pairs mixed into its bound here (combo.with_pairs).
 """
 from __future__ import annotations
 
@@ -11,19 +12,27 @@ from types import ModuleType
 
 from svmstruct.errors import InputError
 from svmstruct.losses import combo, div, dorm, perf, rank, svmmap
-from svmstruct.spec import Loss, Option
+from svmstruct.problems import hmm, multiclass
+from svmstruct.spec import Loss, Option, Problem
 
-FAMILIES: list[ModuleType] = [perf, rank, svmmap, dorm, div, combo]
+FAMILIES: list[ModuleType] = [perf, rank, svmmap, dorm, div, combo, multiclass, hmm]
 DEFAULT = "errorrate"  # svm_perf's default loss, `learn`'s without -l
 
-REGISTRY: dict[str, Loss] = {}
+REGISTRY: dict[str, Loss] = {}  # the document losses, by name
+PROBLEMS: dict[str, Problem] = {}  # the structured problems, by MODULE:CLASS
 
 
 def register(family: ModuleType) -> None:
-    """Add a family module's LOSSES (names and aliases must be new; an option flag shared with another
+    """Add a family module's LOSSES and PROBLEMS (names and aliases must be new; an option flag shared with another
     loss must be declared alike)."""
-    known = {alias for loss in REGISTRY.values() for alias in (loss.name, *loss.aliases)}
-    for loss in family.LOSSES:
+    known = {alias for spec in (*REGISTRY.values(), *PROBLEMS.values()) for alias in (spec.name, *spec.aliases)}
+    for problem in getattr(family, "PROBLEMS", ()):
+        clash = {problem.name, *problem.aliases} & known
+        if clash:
+            raise ValueError(f"problem {problem.name}: name {sorted(clash)[0]} is already registered")
+        PROBLEMS[problem.name] = problem
+        known |= {problem.name, *problem.aliases}
+    for loss in getattr(family, "LOSSES", ()):
         clash = {loss.name, *loss.aliases} & known
         if clash:
             raise ValueError(f"loss {loss.name}: name {sorted(clash)[0]} is already registered")
@@ -35,9 +44,11 @@ def register(family: ModuleType) -> None:
 
 
 def unregister(family: ModuleType) -> None:
-    """Remove a family's losses again (tests that register a toy loss)."""
-    for loss in family.LOSSES:
+    """Remove a family's losses and problems again (tests that register a toy loss or problem)."""
+    for loss in getattr(family, "LOSSES", ()):
         REGISTRY.pop(loss.name, None)
+    for problem in getattr(family, "PROBLEMS", ()):
+        PROBLEMS.pop(problem.name, None)
 
 
 def all_options() -> dict[str, Option]:
@@ -83,6 +94,30 @@ def lookup(name: str) -> tuple[Loss, dict]:
                 return loss, {"k": int(k)}
     known = ", ".join(f"{x.name} ({'/'.join(x.aliases)})" if x.aliases else x.name for x in REGISTRY.values())
     raise InputError(f"unknown loss '{name}'; known losses: {known}")
+
+
+def problem(name: str) -> Problem:
+    """The structured problem called NAME: a registered one by its MODULE:CLASS or short name, else a problem of
+    yours by MODULE:CLASS (imported: svmstruct.problems.load; UsageError when it cannot be)."""
+    from svmstruct import problems
+
+    for found in PROBLEMS.values():
+        if name == found.name or name in found.aliases:
+            return found
+    return problems.named(name)
+
+
+def of_model(trained, problem: str | None = None, source: str | None = None) -> Loss | Problem | None:
+    """The spec a model names: a registered loss, a structured problem (MODULE:CLASS: registered, or yours when
+    PROBLEM, the command line's --problem, names it: svmstruct.problems.load), or None (svm_light's models, a loss
+    of a family not registered here). SOURCE: the model file, for messages."""
+    from svmstruct import problems
+
+    if trained.format == "svmlight" or trained.loss in REGISTRY:
+        return REGISTRY.get(trained.loss)
+    if trained.loss.count(":") == 1:  # a problem's MODULE:CLASS (a loss's name has no colon): checked when loaded
+        return problems.named(trained.loss, problem, source)
+    return None
 
 
 combo.registry_lookup = lookup  # a combo's components are registered losses

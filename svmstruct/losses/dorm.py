@@ -115,11 +115,11 @@ POSITION_WEIGHTS = Option("position_weights", ("--position-weights",), "str",
                           "first-relevant map), pairs (SVM-map's pairwise map over documents of different gain, "
                           "as SVM-ndcg and SVM-mrr) or Le & Smola's decreasing weights c over the whole list, pow:D "
                           "((i+1)^-D), log (1/ln(i+2)) or loglog (1/ln ln(i+2))", default=MEASURE_MAP,
-                          check=_check_position_weights, metavar="W")
+                          check=_check_position_weights, metavar="W", examples=("pow:1", "log", "pairs"))
 ERU_ALPHA = Option("eru_alpha", ("--eru-alpha",), "float", "the viewing half-life alpha of ERU", default=5.0,
-                   check=above_at_most(1.0, LARGEST_SCALE), metavar="A")
+                   check=above_at_most(1.0, LARGEST_SCALE), metavar="A", examples=(3.0,))
 ERU_NEUTRAL = Option("eru_neutral", ("--eru-neutral",), "float", "the neutral vote d of ERU", default=0.0,
-                     check=between(-LARGEST_SCALE, LARGEST_SCALE), metavar="D")
+                     check=between(-LARGEST_SCALE, LARGEST_SCALE), metavar="D", examples=(1.0,))
 CUTOFF = K.but(default=10, help="the cut-off k of the measure (also -l ndcg@5)")
 
 

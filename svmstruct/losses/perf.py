@@ -22,9 +22,9 @@ BIAS = Option("bias", ("--b",), "float", "value of the constant feature appended
 P = Option("p", ("--p",), "float", "k = P * #pos (svm_perf --p; 0: 0.5 for prec@k, 2 for rec@k)", default=0.0,
            check=between(0.0, LARGEST_SCALE), metavar="P")
 BETA = Option("beta", ("--beta",), "float", "the beta of F-beta", default=1.0,
-              check=above_at_most(0.0, LARGEST_SCALE), metavar="B")
+              check=above_at_most(0.0, LARGEST_SCALE), metavar="B", examples=(0.5, 2.0))
 PER_QUERY = Option("per_query", ("--per-query",), "flag",
-                   "every qid is an example and the loss is averaged over queries", default=False)
+                   "every qid is an example and the loss is averaged over queries", default=False, examples=(True,))
 ABSOLUTE_K = K.but(help="an absolute k instead of --p (also -l prec@10)")
 COMMON = (BIAS, PER_QUERY, REL_THRESHOLD)
 
@@ -199,9 +199,9 @@ LOSSES = [
     _perf("prbep", ("3",), "100 - precision/recall break-even point in percent (svm_perf -l 3)", po.PRBEP,
           lambda o: "prbep"),
     _perf("prec@k", ("4", "prec"), "100 - precision at k in percent, k = --p * #pos or prec@K (svm_perf -l 4)",
-          po.PREC_K, _k_measure("p@"), (P, ABSOLUTE_K)),
+          po.PREC_K, _k_measure("p@"), (P.but(examples=(0.4, 1.0)), ABSOLUTE_K)),
     _perf("rec@k", ("5", "rec"), "100 - recall at k in percent, k = --p * #pos or rec@K (svm_perf -l 5)",
-          po.REC_K, _k_measure("recall_"), (P, ABSOLUTE_K)),
+          po.REC_K, _k_measure("recall_"), (P.but(examples=(1.0, 2.5)), ABSOLUTE_K)),
     _perf("rocarea", ("10", "roc"), "100 - ROC area in percent: swapped pos/neg pairs (svm_perf -l 10)", po.ROCAREA,
           lambda o: "rocarea"),
     _perf("avgprec", ("11",), "100 - average precision in percent (svm_perf -l 11, exact oracle)", po.AVGPREC,

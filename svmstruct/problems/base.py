@@ -76,6 +76,11 @@ class StructuredProblem:
         """Every output for x (small x only): what the tests enumerate to check the oracles."""
         raise NotImplementedError
 
+    def tiny_examples(self, rng: np.random.Generator) -> Sequence:
+        """A few random examples [(x, y), ...] for these options, small enough for outputs(x) to enumerate: what
+        the contract battery (tests/test_problem_contract.py) checks the oracles and trains on."""
+        raise NotImplementedError
+
     def cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple:
         """(sum_i s_i (Psi(x_i, y_i) - Psi(x_i, ybar_i)), sum_i Delta(y_i, ybar_i)) over the most violated outputs
         ybar_i, s_i = 1 (margin) or Delta (slack): one example at a time; a problem may give all at once, faster."""
@@ -93,6 +98,10 @@ class StructuredProblem:
     def format(self, y) -> str:
         """A prediction as classify writes it (one line)."""
         return str(y)
+
+    def training_problem(self, examples: Sequence, rescaling: int = 2) -> TrainingProblem:
+        """The problem as the trainer sees it (training_problem below)."""
+        return training_problem(self, examples, rescaling)
 
     # what the trainer and the command line ask
     def has_slack_oracle(self) -> bool:

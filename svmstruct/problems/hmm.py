@@ -23,7 +23,7 @@ from svmstruct.errors import InputError
 from svmstruct.io.data import read_labelled
 from svmstruct.options import between, positive_int
 from svmstruct.problems.base import StructuredProblem
-from svmstruct.spec import Option
+from svmstruct.spec import Option, Problem
 
 
 def _emission_order(value) -> str | None:
@@ -64,6 +64,15 @@ class HMM(StructuredProblem):
         super().__init__(tags=tags, features=features, transitions=transitions, emissions=emissions, beam=beam,
                          loss_function=loss_function)
         self._stack: tuple = (None,)  # (examples, their stacked tokens, bounds, tags): see _stacked
+
+    def tiny_examples(self, rng: np.random.Generator) -> list:
+        """6 sequences of 1-4 tokens of 3 features, 2-3 tags (or the options' K and D), values with ties."""
+        K, D = self.options.get("tags") or int(rng.integers(2, 4)), self.options.get("features") or 3
+        out = []
+        for _ in range(6):
+            length = int(rng.integers(1, 5))
+            out.append((sp.csr_matrix(np.round(rng.normal(size=(length, D)), 1)), rng.integers(1, K + 1, size=length)))
+        return out
 
     def read(self, path: str) -> list:
         """[(the tokens' features as a CSR matrix, their tags as an array), ...] per sequence (qid)."""
@@ -221,3 +230,6 @@ class HMM(StructuredProblem):
     def format(self, y) -> str:
         """One tag a line, as svm_hmm_classify writes them (a sequence's lines, without a trailing newline)."""
         return "\n".join(str(int(tag)) for tag in y)
+
+
+PROBLEMS = [Problem.of(HMM, ("hmm",))]  # the registry lists it (svmstruct.losses)

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from svmstruct.io.data import read_labelled
 from svmstruct.options import positive_int
 from svmstruct.problems.base import SLACK, StructuredProblem
-from svmstruct.spec import Option
+from svmstruct.spec import Option, Problem
 
 LOSS = 100.0  # svm_multiclass's Delta of a wrong class
 
@@ -53,6 +53,12 @@ class Multiclass(StructuredProblem):
 
     def __init__(self, classes: int | None = None, features: int | None = None, loss_function: int = 0):
         super().__init__(classes=classes, features=features, loss_function=loss_function)
+
+    def tiny_examples(self, rng: np.random.Generator) -> Examples:
+        """12 sparse rows of 4 features over 3 classes (or the options' K and D), values with ties."""
+        K, D = self.options.get("classes") or 3, self.options.get("features") or 4
+        X = np.round(rng.normal(size=(12, D)), 1) * (rng.random((12, D)) < 0.7)
+        return Examples(sp.csr_matrix(X), rng.integers(1, K + 1, size=12))
 
     def read(self, path: str) -> Examples:
         _, X, y = read_labelled(path, "class")
@@ -149,3 +155,6 @@ class Multiclass(StructuredProblem):
         blocks = np.zeros((self.K, self.D))
         blocks[:, :X.shape[1]] = (X.T @ G).T  # sparse X' times the dense G
         return blocks.ravel(), float(np.sum(np.where(wrong, delta, 0.0)))
+
+
+PROBLEMS = [Problem.of(Multiclass, ("multiclass",))]  # the registry lists it (svmstruct.losses)

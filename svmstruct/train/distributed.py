@@ -339,6 +339,9 @@ class ClusterSource:
     def evaluator(self, prepared) -> DistributedEvaluator:
         return DistributedEvaluator(self.cluster, prepared.outline.dim)
 
+    def judge(self, trained, loss, opts: dict) -> None:
+        """The shards' data stay on the workers: whether the model learned is the objective's gain."""
+
 
 def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel: Any = None) -> tuple:
     """Align and build the shards' problems: (Outline, TrainingSummary, the largest |x| of the data, the
