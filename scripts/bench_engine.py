@@ -30,6 +30,8 @@ from svmstruct.diversity.greedy import select  # noqa: E402
 from svmstruct.io import data
 from svmstruct.losses import div  # noqa: E402
 from svmstruct.train import loop  # noqa: E402
+from svmstruct.train.loop_state import LoopState, working_set  # noqa: E402
+from svmstruct.train.qp import DualQP  # noqa: E402
 
 from experiment import require, subset  # noqa: E402
 
@@ -37,6 +39,28 @@ ROOT = Path(__file__).resolve().parents[1]
 # (name, OCAS's line search, each C of a grid warm-started from the previous C's final state)
 ENGINES = [("plain", False, False), ("OCAS", True, False), ("plain + warm C", False, True),
            ("OCAS + warm C", True, True)]
+
+
+class KeepLast(loop.Callback):
+    """The loop's state as the run ends (the one state object every iteration hands over)."""
+
+    state = None
+
+    def iteration(self, row, state):
+        self.state = state
+
+
+def rescaled(state, C):
+    """The warm start this benchmark measures (train_grid does not use it: each C of a grid trains from w = 0):
+    another C's run from a state's end, the working set, w_b and w_t kept, the multipliers scaled to the new C
+    (feasible: they sum to at most C), the counters reset."""
+    ws = working_set(state.dim)
+    for a, b in zip(state.working_set.A, state.working_set.b):
+        ws.add(a, float(b))
+    ws.idle = np.zeros(ws.m, dtype=np.int64)
+    primal = 0.5 * float(state.w_best @ state.w_best) + C * max(0.0, state.value_best)
+    return LoopState(state.n, state.dim, C, state.epsilon, ws, state.w_best, state.w_t, state.value_best,
+                     state.value_t, state.value_zero, primal, qp=DualQP(np.asarray(state.qp.alpha) * (C / state.C)))
 
 
 def run(problem, C, eps, line_search, max_iterations=100000, from_state=None, callbacks=()):
@@ -187,7 +211,7 @@ def main():
     print(header)
     table = ["| case | engine | iterations | oracle calls | seconds | primal | rel. diff | iterations plain / this |",
              "|---|---|---|---|---|---|---|---|"]
-    last: dict = {}  # the previous C's final state (train.KeepFinal)
+    last: dict = {}  # the previous C's final state (KeepLast)
 
     for name, runs in cases(Path(args.shared), not args.no_div):
         if args.only not in name:
@@ -208,9 +232,9 @@ def main():
                     last.clear()
                 epsilon = spec.default_epsilon if eps is None else eps
                 final = last.get("state")
-                start = final.rescaled(C) if warm and final is not None and problem.exact and \
+                start = rescaled(final, C) if warm and final is not None and problem.exact and \
                     problem.latent_target is None else None
-                keep = loop.KeepFinal()
+                keep = KeepLast()
                 result, n_calls, secs = run(problem, C, epsilon, line_search,
                                             max_iterations=500 if loss == "div" else 100000, from_state=start,
                                             callbacks=[keep])

@@ -3,7 +3,8 @@
 1. the start of a parallel region with the OpenMP team asleep (OMP_WAIT_POLICY=PASSIVE, the policy) and
    spinning (ACTIVE, OpenMP's default): a tiny kernel on 1 and 2 threads;
 2. every parallel kernel's one-thread cost per unit (nanoseconds per multiply-add or per document), the
-   constants of threads.NS_PER_MADD / NS_PER_DOCUMENT, and its 2-thread speed-up at a size where threads pay;
+   constants threads.NS_PER_MADD and the oracle modules' NS_PER_DOCUMENT, and its 2-thread speed-up at a size
+   where threads pay;
 3. `learn -l pairs -c 1 -e 0.0001` on MQ2008 S1 (svm_rank's reference case) as whole processes, training
    time and wall time, on an idle machine and beside two CPU hogs: the policy, OpenMP's spinning default,
    and one thread.

@@ -161,7 +161,28 @@ class Run:
                                   ("--validate", self.validation_file), ("--subtopics", opts.get("subtopics")),
                                   ("--f", self.basis_file)])
             files.check_writable(self.model_file)
+        self._check_checkpoint(settings)
         return CheckedRun(self, loss, opts, settings, kernel, measure)
+
+    def _check_checkpoint(self, settings: Settings) -> None:
+        """--checkpoint and --resume: one C, a file (regular or absent) that a new run may replace only when it is a
+        checkpoint, --resume only with --checkpoint (the file's state is read by learn, svmstruct.train.checkpoint)."""
+        from svmstruct.io import files
+        from svmstruct.train import checkpoint
+
+        path = self.checkpoint_file
+        if path is None:
+            if self.resume:
+                raise UsageError("--resume needs --checkpoint FILE (the file a previous run wrote)")
+            return
+        if len(settings.grid) > 1:
+            raise UsageError("--checkpoint holds one training run: give one -c value, not a --validate grid")
+        if path == files.STDIO:
+            raise UsageError("--checkpoint needs a file, not '-'")
+        files.check_regular_or_absent(path, "--checkpoint")
+        if not self.resume:
+            checkpoint.check_replaceable(path)
+            files.check_writable(path)
 
     def _as_the_originals_spell(self) -> Run:
         """This run with a problem's options given by the flags its original spells them with where the command

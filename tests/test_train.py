@@ -205,10 +205,9 @@ def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_nam
 
 
 @pytest.mark.parametrize("loss_name", ["pairs", "map", "errorrate"])
-def test_a_c_grid_warm_started_from_the_previous_c_reaches_the_same_optima(loss_name):
-    """training.train_grid starts every C from the previous C's working set and best point: each run still
-    stops at a certified gap, so its objective is within C * epsilon of the cold run's (and of the optimum).
-    (Whether it saves iterations is measured by `make bench-engine`, not here.)"""
+def test_every_c_of_a_grid_trains_the_model_of_that_c_alone(loss_name):
+    """training.train_grid trains every C from w = 0 (a warm start from the previous C stops within that C's
+    tolerance at another point: the grid's answer would depend on the grid; `make bench-engine` measures it)."""
     from svmstruct import api, training
 
     dataset = _ranking_data(1.0, seed=11, queries=30)
@@ -216,15 +215,11 @@ def test_a_c_grid_warm_started_from_the_previous_c_reaches_the_same_optima(loss_
         dataset.y[:] = np.where(dataset.y > 0, 1.0, -1.0)
     loss, opts = api.resolve_loss(loss_name)
     grid = [0.1, 1.0, 10.0, 100.0]
-    warm = [m.result for m in training.train_grid(training.LocalSource(dataset), loss, opts, api.Settings(grid, 0.001))]
-    cold = [loop.train(loss.build(dataset, opts), C, 0.001) for C in grid]
-    scale = loss.build(dataset, opts).epsilon_scale
-    for C, w, c in zip(grid, warm, cold):
-        tolerance = C * 0.001 * scale * (1 + 1e-6)
-        assert w.converged and w.primal - w.dual <= tolerance
-        assert abs(w.primal - c.primal) <= tolerance
-        assert w.primal >= c.dual - 1e-9 and c.primal >= w.dual - 1e-9
-    assert warm[0].iterations == cold[0].iterations  # the first C starts cold
+    models = list(training.train_grid(training.LocalSource(dataset), loss, opts, api.Settings(grid, 0.001)))
+    for C, trained in zip(grid, models):
+        alone = api.train_loss(loss, opts, dataset, C, epsilon=0.001)
+        assert trained.result.converged and trained.result.primal == alone.result.primal
+        np.testing.assert_array_equal(trained.w, alone.w)
 
 
 def test_a_latent_target_is_not_warm_started():
@@ -253,8 +248,6 @@ def test_a_callback_sees_every_iteration_without_touching_the_trainer():
 
         def iteration(self, row, state):
             self.norms.append((row["iteration"], float(np.linalg.norm(state.w_best))))
-
-        def finished(self, state):
             self.final = state
 
     norms = Norms()

@@ -191,7 +191,7 @@ def test_a_crafted_checkpoint_is_refused_before_it_costs_memory(tmp_path, craft,
         state["signature"] = np.asarray("[" * 100_000 + "]" * 100_000)
     else:  # uncompressed, as the file declares, but more constraints than a run over d weights holds
         m = d + 5000
-        state.update(A=np.zeros((m, d)), b=np.zeros(m), idle=np.zeros(m), alpha=np.zeros(m), duals=np.zeros(m + 1))
+        state.update(A=np.zeros((m, d)), b=np.zeros(m), idle=np.zeros(m), alpha=np.zeros(m))
     crafted = tmp_path / "crafted.ckpt"
     with open(crafted, "wb") as f:
         (np.savez_compressed if craft == "compressed" else np.savez)(f, **state)

@@ -107,9 +107,6 @@ class _Heartbeat:
     def resumable(self, state, seconds: float) -> None:
         pass
 
-    def finished(self, state) -> None:
-        pass
-
 
 def _describe(checked, ready, describe, log) -> None:
     """The kernel map's advice, and with a log the training set, the kernel, the loss, C and epsilon."""
@@ -234,25 +231,14 @@ def _describe_map(mapping) -> str:
 def _checkpointing(checked):
     """The checkpoint writer (a loop.Callback) of --checkpoint, or None; with --resume the checkpoint's
     state goes into the settings (resume)."""
-    from svmstruct.io import files
     from svmstruct.train import checkpoint
 
     path, settings = checked.run.checkpoint_file, checked.settings
-    if path is None:
-        if checked.run.resume:
-            raise UsageError("--resume needs --checkpoint FILE (the file a previous run wrote)")
+    if path is None:  # the options were checked by Run.check (config.Run._check_checkpoint)
         return None
-    if len(settings.grid) > 1:
-        raise UsageError("--checkpoint holds one training run: give one -c value, not a --validate grid")
-    if path == files.STDIO:
-        raise UsageError("--checkpoint needs a file, not '-'")
-    files.check_regular_or_absent(path, "--checkpoint")
     signature = checked.signature()
     if checked.run.resume:
         settings.resume = checkpoint.load(path, signature)
-    else:
-        checkpoint.check_replaceable(path)
-        files.check_writable(path)
     settings.checkpointed = True
     return checkpoint.Writer(path, signature, settings.max_iterations, CHECKPOINT_SECONDS)
 

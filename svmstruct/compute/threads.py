@@ -24,10 +24,9 @@ import threading
 import types
 
 PARALLEL_SECONDS = 1e-3  # one-thread work (s) above which a parallel region pays for its ~60 µs start
-# one-thread cost of a kernel's unit of work, in nanoseconds (scripts/bench_threads.py on this project's
-# 2-core machine: multiply-adds of a product with X, documents of an oracle)
+# one-thread cost of a product's multiply-add with X, in nanoseconds (scripts/bench_threads.py on this project's
+# 2-core machine); each oracle module declares its own cost per document (NS_PER_DOCUMENT, measured alike)
 NS_PER_MADD = 0.6
-NS_PER_DOCUMENT = {"pairs": 70.0, "map": 63.0, "dorm": 103.0, "dorm-latent": 102.0, "perf": 43.0, "labels": 20.0}
 
 _chosen: int | None = None  # --threads, or set_count from the library
 
@@ -146,9 +145,9 @@ class ParallelKernel:
 parallel_kernel = ParallelKernel
 
 
-def documents(kind: str, n: int) -> float:
-    """The one-thread seconds of an oracle of this kind over n documents."""
-    return n * NS_PER_DOCUMENT[kind] * 1e-9
+def documents(ns_per_document: float, n: int) -> float:
+    """The one-thread seconds of an oracle that costs ns_per_document nanoseconds a document, over n documents."""
+    return n * ns_per_document * 1e-9
 
 
 def madds(n: int) -> float:

@@ -63,6 +63,9 @@ from svmstruct.options import LARGEST_SCALE, above_at_most, between, parse_numbe
 from svmstruct.spec import REL_THRESHOLD, K, Loss, Option
 from svmstruct.train.problem import Reference, TrainingProblem
 
+# one-thread nanoseconds a document of the oracle below (scripts/bench_threads.py on this project's 2-core machine)
+NS_PER_DOCUMENT, NS_PER_DOCUMENT_LATENT = 103.0, 102.0  # the oracle, the latent target
+
 
 def _kernels():
     """svmstruct.losses.dorm_oracles (numba), loaded when a DORM loss trains, not with the registry."""
@@ -274,7 +277,8 @@ def _builder(name: str):
         best_values, plan_codes, pair_scales = np.array(best), np.array(plans, dtype=np.int64), np.array(scales)
         top_pairs = np.full(len(los), top)
 
-        work, latent_work = threads.documents("dorm", n_docs), threads.documents("dorm-latent", n_docs)
+        work = threads.documents(NS_PER_DOCUMENT, n_docs)
+        latent_work = threads.documents(NS_PER_DOCUMENT_LATENT, n_docs)
 
         def most_violated(scores):
             dcoef = np.zeros(n_docs)

@@ -13,6 +13,9 @@ from svmstruct.losses import perf_codes
 from svmstruct.losses.map_oracles import average_precision_most_violated_fast, sorted_desc
 from svmstruct.losses.perf_codes import AVGPREC, ERRORRATE, FBETA, PRBEP, PREC_K, REC_K, ROCAREA, ZEROONE
 
+# one-thread nanoseconds a document of the oracle below (scripts/bench_threads.py on this project's 2-core machine)
+NS_PER_DOCUMENT = 43.0
+
 
 @njit(cache=True)
 def errorrate_most_violated(y, s):
@@ -232,6 +235,6 @@ def examples_most_violated(y, s, qptr, code, k_abs, frac, beta):
     """
     nq = len(qptr) - 1
     dcoef, deltas, used = np.zeros(len(y)), np.zeros(nq), np.zeros(nq, dtype=np.bool_)
-    with threads.for_work(threads.documents("perf", len(y)) if nq >= 8 else 0.0):  # few examples: one thread
+    with threads.for_work(threads.documents(NS_PER_DOCUMENT, len(y)) if nq >= 8 else 0.0):  # few examples: one thread
         _examples_parallel(y, s, qptr, code, int(k_abs), float(frac), float(beta), dcoef, deltas, used)
     return dcoef, deltas, used

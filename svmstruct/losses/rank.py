@@ -14,6 +14,9 @@ from svmstruct.errors import InputError
 from svmstruct.spec import Loss
 from svmstruct.train.problem import Reference, TrainingProblem
 
+# one-thread nanoseconds a document of the oracle below (scripts/bench_threads.py on this project's 2-core machine)
+NS_PER_DOCUMENT, NS_PER_DOCUMENT_LABELS = 70.0, 20.0  # the oracle, the label ranks
+
 
 def _pairs_builder(per_query_average: bool):
     def build(data, opts: dict) -> TrainingProblem:
@@ -39,9 +42,9 @@ def _pairs_oracle(y: np.ndarray, qptr: np.ndarray, per_query_average: bool):
     """(most_violated(scores), pairs per query) by numba's rank_oracles."""
     from svmstruct.losses import rank_oracles
 
-    with threads.for_work(threads.documents("labels", len(y))):
+    with threads.for_work(threads.documents(NS_PER_DOCUMENT_LABELS, len(y))):
         ranks, levels, pairs = rank_oracles.query_label_ranks(y, qptr)
-    work = threads.documents("pairs", len(y))
+    work = threads.documents(NS_PER_DOCUMENT, len(y))
 
     def most_violated(scores):
         with threads.for_work(work):

@@ -13,6 +13,9 @@ from svmstruct.errors import InputError
 from svmstruct.spec import REL_THRESHOLD, Loss
 from svmstruct.train.problem import Reference, TrainingProblem
 
+# one-thread nanoseconds a document of the oracle below (scripts/bench_threads.py on this project's 2-core machine)
+NS_PER_DOCUMENT = 63.0
+
 
 def build(data, opts: dict) -> TrainingProblem:
     qptr = data.qptr
@@ -22,7 +25,7 @@ def build(data, opts: dict) -> TrainingProblem:
     if not used.any():
         raise InputError("no query has both relevant and non-relevant documents", data.path)
 
-    work = threads.documents("map", len(relevant))
+    work = threads.documents(NS_PER_DOCUMENT, len(relevant))
     from svmstruct.losses import map_oracles  # numba: loaded when MAP trains, not with the registry
 
     def most_violated(scores):

@@ -1,5 +1,5 @@
 """`learn --checkpoint FILE [--resume]`: the cutting-plane loop's state (loop_state.LoopState.to_arrays: the
-working set, the QP's multipliers, w_b, w_t, the counters), written atomically as a NumPy .npz file by the
+working set, the QP's multipliers alpha, w_b, w_t, the counters), written atomically as a NumPy .npz file by the
 loop's Writer callback, and read back to continue an interrupted run (api.Settings.resume). The file also
 records what run it belongs to (loss, options, C, epsilon, normalisation, training files): resuming
 another run is an InputError. A file is read as the state it describes and nothing more: only uncompressed
@@ -18,10 +18,11 @@ import zipfile
 import numpy as np
 
 from svmstruct.errors import InputError
-from svmstruct.train import loop
+from svmstruct.train.callbacks import Callback
 from svmstruct.train.loop_state import FIELDS, OPTIONAL
 
-FORMAT = 2  # 2: the state holds value_zero and value_t (the slacks at w = 0 and at w_t)
+FORMAT = 3  # 2: the state holds value_zero and value_t (the slacks at w = 0 and at w_t); 3: the QP's multipliers
+#            alpha only, the warm start it needs (not OSQP's own multipliers: a change of solver keeps the files)
 COUNTS = ("n", "dim", "iteration", "added", "stalled", "outer")  # non-negative integers
 MAY_BE_INFINITE = ("outer_primal",)  # +inf until the first outer step of a latent target
 
@@ -213,7 +214,7 @@ def _invalid_field(state: dict) -> str | None:
     return None
 
 
-class Writer(loop.Callback):
+class Writer(Callback):
     """The loop's resumable states written to `path` (train.Callback): after the first iteration, then at
     most every `every` seconds and at the iteration limit; `written` says whether this run wrote the file."""
 

@@ -27,6 +27,7 @@ import numpy as np
 from svmstruct.errors import InputError, NumericalError
 from svmstruct.options import MAX_ITERATIONS
 from svmstruct.train import line_search as ocas
+from svmstruct.train.callbacks import Callback, Progress  # noqa: F401 - loop.Callback, loop.Progress
 from svmstruct.train.evaluator import LocalEvaluator
 from svmstruct.train.loop_state import LoopState
 from svmstruct.train.problem import Outline, TrainingProblem
@@ -85,41 +86,6 @@ class TrainResult:
         return not self.gain < MIN_GAIN
 
 
-class Callback:
-    """A hook into the loop; subclass it and override what you need (tests/test_train.py records |w|)."""
-
-    def iteration(self, row: dict, state: LoopState) -> bool | None:
-        """After every iteration's step: row has iteration, gap (divided by C), primal, dual, constraints,
-        seconds; state.w_best is the current best point. Return True to stop the run there (status "stopped"; the
-        model is w_best)."""
-
-    def resumable(self, state: LoopState, seconds: float) -> None:
-        """Where the run could stop and be resumed from state (the end of an iteration, the iteration limit):
-        checkpoints are written here (state.to_arrays(seconds))."""
-
-    def finished(self, state: LoopState) -> None:
-        """The loop's final state (before the w = 0 guard): a C grid starts the next C from it."""
-
-
-class Progress(Callback):
-    """Every iteration's row to a function (learn's progress lines)."""
-
-    def __init__(self, show):
-        self.show = show
-
-    def iteration(self, row: dict, state: LoopState) -> None:
-        self.show(row)
-
-
-class KeepFinal(Callback):
-    """Keeps the final state (scripts/bench_engine.py's warm start of the next C of a grid)."""
-
-    state: LoopState | None = None
-
-    def finished(self, state: LoopState) -> None:
-        self.state = state
-
-
 def train(problem: TrainingProblem, C: float, epsilon: float, max_iterations: int = MAX_ITERATIONS,
           line_search: bool | None = None, start: LoopState | None = None, callbacks=()) -> TrainResult:
     """Train w for `problem` with regularisation C; epsilon in the loss's units (times problem.epsilon_scale).
@@ -147,8 +113,8 @@ def optimise(evaluator, outline: Outline, C: float, epsilon: float, max_iteratio
     badly scaled data or a huge C): `stalled`. A latent target is re-imputed when the loop has converged
     for it (_reimpute, the concave-convex procedure).
     `start` is a LoopState to go on from: a checkpoint's (from_arrays: the run continues as if it had not
-    stopped, after checking the data is the checkpoint's) or a previous C's end (rescaled: a C grid).
-    `callbacks` (Callback) see every iteration, every resumable point and the final state.
+    stopped, after checking the data is the checkpoint's). `callbacks` (Callback) see every iteration and every
+    resumable point.
     The loop never returns a point whose objective is above that at w = 0, its start: a run that ends
     there (a latent target's CCCP steps, or the plain loop's w_t, are certified only to C * epsilon)
     returns w = 0 with that objective, and TrainResult.learned says whether training gained at least MIN_GAIN.
@@ -205,8 +171,6 @@ def optimise(evaluator, outline: Outline, C: float, epsilon: float, max_iteratio
         if s.iteration >= max_iterations:
             break
     s.cuts = []
-    for callback in callbacks:
-        callback.finished(s)
     return _result(s, status, history, time.perf_counter() - clock)
 
 

@@ -2,10 +2,8 @@
 of constraints, the QP with its warm start (qp.DualQP), the best point w_b and the QP's solution w_t with the
 oracle's slack at each, the w of the last latent re-imputation, and the counters.
 
-It has one way to be saved (to_arrays: what svmstruct.train.checkpoint writes), one way to be restored
-(from_arrays: a checkpoint's arrays for the same problem, resumed as if the run had not stopped) and one
-way to start another C from it (rescaled: a C grid's warm start — cutting planes do not depend on C, the
-multipliers are scaled to the new C).
+It has one way to be saved (to_arrays: what svmstruct.train.checkpoint writes) and one way to be restored
+(from_arrays: a checkpoint's arrays for the same problem, resumed as if the run had not stopped).
 """
 from __future__ import annotations
 
@@ -151,10 +149,10 @@ def working_set(dim: int, capacity: int = 64) -> WorkingSet:
 # to_arrays' fields: their shapes in terms of m (constraints) and d (the width of w), "" for a scalar, "*" any
 # length; svmstruct.train.checkpoint checks a file against this before from_arrays sees it
 FIELDS = {"n": "", "dim": "", "C": "", "epsilon": "", "A": "m,d", "b": "m", "idle": "m", "alpha": "m",
-          "duals": "m+1", "dual": "", "w_best": "d", "w_t": "d", "w_imputed": "d", "value_best": "", "value_t": "",
+          "dual": "", "w_best": "d", "w_t": "d", "w_imputed": "d", "value_best": "", "value_t": "",
           "value_zero": "", "primal": "", "cuts": "*", "iteration": "", "added": "", "stalled": "", "outer": "",
           "outer_primal": "", "seconds": ""}
-OPTIONAL = ("w_imputed", "duals")  # None in the state: absent from the arrays
+OPTIONAL = ("w_imputed",)  # None in the state: absent from the arrays
 
 
 @dataclass
@@ -193,7 +191,7 @@ class LoopState:
         """The state as named arrays (FIELDS; None for an absent optional one), `seconds` spent so far."""
         ws = self.working_set
         return dict(n=self.n, dim=self.dim, C=self.C, epsilon=self.epsilon, A=ws.A, b=ws.b, idle=ws.idle,
-                    alpha=self.qp.alpha, duals=self.qp.duals, dual=self.dual, w_best=self.w_best, w_t=self.w_t,
+                    alpha=self.qp.alpha, dual=self.dual, w_best=self.w_best, w_t=self.w_t,
                     w_imputed=self.w_imputed, value_best=self.value_best, value_t=self.value_t,
                     value_zero=self.value_zero, primal=self.primal, cuts=np.asarray(self.cuts, dtype=float),
                     iteration=self.iteration, added=self.added, stalled=self.stalled, outer=self.outer,
@@ -213,20 +211,8 @@ class LoopState:
         ws.idle = np.asarray(arrays["idle"], dtype=np.int64)
         return cls(n, dim, C, epsilon, ws, arrays["w_best"], arrays["w_t"], float(arrays["value_best"]),
                    float(arrays["value_t"]), float(arrays["value_zero"]), float(arrays["primal"]),
-                   qp=DualQP(arrays["alpha"], arrays["duals"]), dual=float(arrays["dual"]),
+                   qp=DualQP(arrays["alpha"]), dual=float(arrays["dual"]),
                    w_imputed=arrays["w_imputed"], cuts=[float(step) for step in arrays["cuts"]],
                    iteration=int(arrays["iteration"]), added=int(arrays["added"]), stalled=int(arrays["stalled"]),
                    outer=int(arrays["outer"]), outer_primal=float(arrays["outer_primal"]),
                    seconds=float(arrays["seconds"]), resumed=True)
-
-    def rescaled(self, C: float) -> LoopState:
-        """The start of a run with another C from this one's end (a C grid): the working set and w_b, w_t
-        kept, the multipliers scaled to the new C (feasible: they sum to at most C), the counters reset."""
-        ws = working_set(self.dim)
-        for a, b in zip(self.working_set.A, self.working_set.b):
-            ws.add(a, float(b))
-        ws.idle = np.zeros(ws.m, dtype=np.int64)
-        return LoopState(self.n, self.dim, C, self.epsilon, ws, self.w_best, self.w_t, self.value_best,
-                         self.value_t, self.value_zero, 0.5 * float(self.w_best @ self.w_best) + C * max(0.0,
-                                                                                                        self.value_best),
-                         qp=self.qp.rescaled(C / self.C))

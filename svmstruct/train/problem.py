@@ -93,12 +93,6 @@ class Outline:
         return cls(problem.n, problem.X.shape[1], problem.epsilon_scale, problem.exact,
                    problem.latent_target is not None)
 
-    def warm_startable(self) -> bool:
-        """A C grid may start each C from the previous one's end: not for a latent target (the CCCP path would
-        depend on the grid) nor for an approximate oracle (SVM-div's greedy one: its gap is no certificate;
-        warm-started exp-div runs stopped at objectives up to 6 % higher)."""
-        return self.exact and not self.latent
-
 
 @dataclass
 class Prepared:

@@ -65,11 +65,6 @@ class DualQP:
         if self.duals is not None:
             self.duals = np.concatenate([self.duals[:-1][mask], self.duals[-1:]])
 
-    def rescaled(self, ratio: float) -> DualQP:
-        """The warm start for C times ratio: alpha scaled (feasible: they sum to at most the new C), OSQP's
-        multipliers dropped."""
-        return DualQP(np.asarray(self.alpha) * ratio)
-
 
 def solve_dual(G: np.ndarray, b: np.ndarray, C: float, alpha0=None, y0=None) -> DualSolution:
     """Maximise sum(alpha*b) - alpha'G alpha/2 subject to alpha >= 0, sum(alpha) <= C.
