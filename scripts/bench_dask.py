@@ -74,7 +74,7 @@ def one_configuration(files: list, workers: int, threads: int) -> dict:
             prepared["traffic"] = (cluster.traffic.calls, cluster.traffic.sent, cluster.traffic.received)
 
         trained = next(training.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0]),
-                                      on_prepared=mark))
+                                           on_prepared=mark))
         total = time.perf_counter() - start
         calls0, sent0, received0 = prepared["traffic"]
         result = trained.result

@@ -133,7 +133,7 @@ def train_grid(source, loss: Trainable, opts: dict, settings: Settings, callback
 
 
 def model_of(loss, opts: dict, summary, result, C: float, epsilon: float, normalize: str = "none",
-                  scale: np.ndarray | None = None) -> model.Model:
+             scale: np.ndarray | None = None) -> model.Model:
     """The model of a finished training run on a training set described by `summary`
     (problem.TrainingSummary); the bias column's weight becomes the threshold, --normalize global's
     scale is folded into the weights (the model scores raw feature values)."""

@@ -57,7 +57,7 @@ def train_both(client, files, name, C, options=None, normalize="none", progress=
     cluster = distributed.Cluster(client, files, threads=1)
     callbacks = [loop.Progress(progress)] if progress else []
     remote = next(training.train_grid(distributed.ClusterSource(cluster, kernel), loss, opts,
-                                 api.Settings([C], normalize=normalize), callbacks))
+                                      api.Settings([C], normalize=normalize), callbacks))
     return local, remote, cluster
 
 
@@ -123,7 +123,7 @@ def test_a_worker_lost_mid_training_is_recovered(client, shards):
     cluster = distributed.Cluster(client, shards["ranking"], threads=1, on_reload=told.append)
     cluster_ref.append(cluster)
     remote = next(training.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([10.0]),
-                                 [loop.Progress(kill_at_third)]))
+                                      [loop.Progress(kill_at_third)]))
     assert killed and cluster.traffic.recoveries >= 1
     assert told[0].startswith("lost the worker holding ") and "shard-0.txt" in told[0]
     assert_same_training(local, remote)
@@ -147,7 +147,7 @@ def test_a_shard_lost_too_often_stops_training_without_a_model(client, shards, m
 
     with pytest.raises(distributed.DistributedError, match="lost the worker holding ") as lost:
         next(training.train_grid(distributed.ClusterSource(cluster), loss, opts, api.Settings([1.0]),
-                            [loop.Progress(kill_at_second)]))
+                                 [loop.Progress(kill_at_second)]))
     assert any(f"lost the worker holding {path} " in str(lost.value) for path in held), (held, str(lost.value))
     assert any(path.endswith("shard-1.txt") for path in held)
     assert distributed.DistributedError("x").exit_code == 5

@@ -82,7 +82,7 @@ def _train(checked, saving):
             _describe(checked, ready, describe, log)
 
         models = training.train_grid(source, loss, checked.opts, checked.settings,
-                                [*callbacks, *([saving] if saving else [])], prepared)
+                                     [*callbacks, *([saving] if saving else [])], prepared)
         trained = _select(models, validation, checked, log) if validation is not None else next(models)
     if log and not (validation is not None and run.verbosity >= 2):  # (-v 2 printed every C's summary)
         log(loop.summary(trained.result))
