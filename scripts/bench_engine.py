@@ -190,6 +190,7 @@ def cases(shared: Path, with_div: bool):
     if with_div:
         prefix = ROOT / "exp" / "div" / "synth"
         if not Path(f"{prefix}.svm").exists():  # exp_div.py's default data, generated the same way
+            prefix.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([sys.executable, str(ROOT / "scripts" / "make_div_synthetic.py"), str(prefix),
                             "--support", "30,2000"], check=True)
             (prefix.parent / "synth.args").write_text("30,2000")

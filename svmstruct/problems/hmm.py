@@ -136,9 +136,13 @@ class HMM(StructuredProblem):
         if beam > 0 and self.t >= 1 and not zero_one:
             viterbi.beam_all(E0, E1, T1, T2, T3, self.t, self.e, bounds, truth, augmented, int(beam), out)
         else:
+            from svmstruct.compute import threads
+
             top = viterbi.top_table(T1, T2, T3, self.t) if self.t else np.zeros((1, 1, 1))
-            viterbi.viterbi_all(E0, E1, T1, T2, T3, top, self.t, self.e, bounds, truth, augmented and not zero_one,
-                                zero_one, out)
+            steps = X.shape[0] * self.K * (self.K + 1) ** max(self.t, 1) * (2 if zero_one else 1)
+            with threads.for_work(steps * viterbi.NS_PER_STEP * 1e-9):
+                viterbi.viterbi_all(E0, E1, T1, T2, T3, top, self.t, self.e, bounds, truth,
+                                    augmented and not zero_one, zero_one, out)
         return out
 
     def _one(self, x, y, w, augmented: bool, beam: int) -> np.ndarray:

@@ -131,12 +131,18 @@ class Multiclass(StructuredProblem):
 
     def cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple:
         """Every example at once: S = X W' (n x K), the most violated class per row, the cut as G' X."""
+        from svmstruct.compute import threads
+        from svmstruct.problems import class_kernels
+
         X, y = (examples.X, examples.y) if isinstance(examples, Examples) else \
             (sp.vstack([sp.csr_matrix(x) for x, _ in examples], format="csr"), np.array([y for _, y in examples]))
         X = X[:, :self.D] if X.shape[1] > self.D else X
         n, rows = len(y), np.arange(len(y))
-        W = w.reshape(self.K, self.D)[:, :X.shape[1]]
-        S = np.asarray(X @ W.T)
+        X = X if X.dtype == np.float64 else X.astype(np.float64)
+        WT = np.ascontiguousarray(w.reshape(self.K, self.D)[:, :X.shape[1]].T)
+        S = np.empty((n, self.K))
+        with threads.for_work(X.nnz * self.K * class_kernels.NS_PER_MADD * 1e-9):
+            class_kernels.class_scores(X.indptr, X.indices, X.data, WT, S)
         truth = y - 1
         losses = self._losses(truth)
         if rescaling == SLACK:
@@ -149,11 +155,9 @@ class Multiclass(StructuredProblem):
             wrong &= values[rows, ybar] > 0  # no class beats the correct one's 0
         delta = losses[rows, ybar]
         scale = np.where(wrong, delta if rescaling == SLACK else 1.0, 0.0)
-        G = np.zeros((n, self.K))  # +scale at the true class, -scale at the most violated one (scale 0 if equal)
-        G[rows, truth] = scale
-        G[rows, ybar] -= scale
-        blocks = np.zeros((self.K, self.D))
-        blocks[:, :X.shape[1]] = (X.T @ G).T  # sparse X' times the dense G
+        blocks = np.zeros((self.K, self.D))  # +scale x_i in the true class's block, -scale x_i in ybar_i's
+        class_kernels.cut_blocks(X.indptr, X.indices, X.data, np.ascontiguousarray(truth, dtype=np.int64),
+                                 ybar.astype(np.int64), scale, blocks)
         return blocks.ravel(), float(np.sum(np.where(wrong, delta, 0.0)))
 
 

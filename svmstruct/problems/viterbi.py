@@ -19,7 +19,11 @@ svm_hmm_classify's (the same ties, the same evictions).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+from svmstruct.compute import threads
+
+NS_PER_STEP = 0.5  # one-thread nanoseconds of one (state, tag) step of the exact search (the thread policy's)
 
 
 def top_table(T1, T2, T3, order: int) -> np.ndarray:
@@ -98,10 +102,11 @@ def _fast(E0, E1, T1, T2, top, h, emit, bounds, truth, wrong, out):
             last = back[t, last]
 
 
-@njit(cache=True)
+@threads.parallel_kernel
 def viterbi_all(E0, E1, T1, T2, T3, top, order, emit, bounds, truth, wrong, deviated, out):
     """out[lo:hi] = the best tags of every sequence lo..hi of `bounds` (module docstring); truth: 0-based tags (read
-    when wrong or deviated); deviated: one more for a path that differs from the truth somewhere."""
+    when wrong or deviated); deviated: one more for a path that differs from the truth somewhere. The sequences are
+    searched apart (prange: on several threads, each writing its own tags; the same tags on any number)."""
     K = E0.shape[1]
     B = K + 1
     h = max(order, 1)
@@ -110,7 +115,7 @@ def viterbi_all(E0, E1, T1, T2, T3, top, order, emit, bounds, truth, wrong, devi
     pad = 0
     for j in range(1, h):
         pad += K * B ** j
-    for s in range(bounds.shape[0] - 1):
+    for s in prange(bounds.shape[0] - 1):
         lo, hi = bounds[s], bounds[s + 1]
         L = hi - lo
         if order >= 1 and not deviated:
