@@ -129,7 +129,7 @@ def test_line_search_finds_the_best_point_of_the_segment(loss_name, seed, close_
         at_b, at_t = points.evaluate(0.0), points.evaluate(1.0)
         step, f, slack = line_search.best_on_segment(points.evaluate, C, n, w_b, w_t,
                                                      (at_b.delta / n - at_b.margin / n, at_b.slope), at_t,
-                                                     close_enough=close_enough * abs(objective(w_b)))
+                                                     line_search.Stop(close_enough=close_enough * abs(objective(w_b))))
         assert 0.0 <= step <= 1.0
         w = w_b + step * (w_t - w_b)
         assert f == pytest.approx(objective(w), rel=1e-12, abs=1e-12)

@@ -26,6 +26,9 @@ from svmstruct.train.problem import TrainingProblem
 MARGIN, SLACK = 2, 1  # svm_struct's -o
 BUILT_IN = dict(PROBLEMS)  # --problem's short names: svmstruct's problems
 RESCALINGS = {SLACK: "slack rescaling", MARGIN: "margin rescaling"}
+# a line search's oracle calls: the two ends and one point between (a problem's oracle is its whole cost, and the
+# search's calls were most of its time: `make bench-problems`, docs/problems.md)
+SEARCH_CALLS = 3
 
 
 class StructuredProblem:
@@ -185,4 +188,4 @@ def training_problem(problem: StructuredProblem, examples: Sequence, rescaling: 
         return problem.cut(examples, w, rescaling)
 
     return TrainingProblem(sp.identity(dim, format="csr"), len(examples), most_violated,
-                           info={"examples": len(examples), "dimension": dim})
+                           info={"examples": len(examples), "dimension": dim}, search_calls=SEARCH_CALLS)

@@ -4,6 +4,7 @@ per point, never a product with X: svmstruct.train.evaluator computes the scores
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
@@ -21,8 +22,17 @@ TOLERANCE = 1e-9  # relative distance of the best point found to the lower model
 FRACTION_OF_EPSILON = 0.03
 
 
+@dataclass(frozen=True)
+class Stop:
+    """When a line search stops: after `calls` oracle calls at most (the two ends included), or when the best point
+    found is within close_enough (absolute) of the model's minimum."""
+
+    calls: int = CALLS
+    close_enough: float = 0.0
+
+
 def best_on_segment(evaluate: Callable[[float], Evaluation], C: float, n: int, w_b, w_t, at_b: tuple,
-                    at_t: Evaluation, close_enough: float = 0.0) -> tuple[float, float, float]:
+                    at_t: Evaluation, stop: Stop = Stop()) -> tuple[float, float, float]:
     """The best point of the segment w(l) = w_b + l (w_t - w_b), l in [0, 1], of the true objective
     f(l) = 1/2 |w(l)|^2 + C xi(l). f is the maximum of quadratics of curvature |d|^2 (d = w_t - w_b), one
     per output of the oracle (and xi = 0), each a lower bound of f everywhere. evaluate(l) is the oracle
@@ -30,8 +40,8 @@ def best_on_segment(evaluate: Callable[[float], Evaluation], C: float, n: int, w
     A one-dimensional cutting-plane search: the pieces found at the two ends of the bracket (slope < 0
     on the left, >= 0 on the right) give a model max(q_lo, q_hi) <= f; the model's minimiser is evaluated
     next and replaces the end on its side, until f there is within round-off of the model's minimum, or within
-    close_enough (absolute) of it. at_b = (slack value at w_b, dcoef_b . (s_t - s_b)); at_t the evaluation at w_t.
-    Returns (step, f(step), the slack value at step)."""
+    stop.close_enough (absolute) of it, or stop.calls are spent. at_b = (slack value at w_b, dcoef_b . (s_t - s_b));
+    at_t the evaluation at w_t. Returns (step, f(step), the slack value at step)."""
     d = w_t - w_b
     dd = float(d @ d)
     half_bb = 0.5 * float(w_b @ w_b)
@@ -57,7 +67,8 @@ def best_on_segment(evaluate: Callable[[float], Evaluation], C: float, n: int, w
     def piece(at_l, f_l, slope_l, x):  # the quadratic found at at_l, at x
         return f_l + slope_l * (x - at_l) + 0.5 * dd * (x - at_l) ** 2
 
-    for _ in range(CALLS - 2):
+    close_enough = stop.close_enough
+    for _ in range(stop.calls - 2):
         left_min = lo - slope_lo / dd  # each piece's own minimiser (> lo, resp. < hi)
         right_min = hi - slope_hi / dd
         if left_min <= hi and piece(lo, f_lo, slope_lo, left_min) >= piece(hi, f_hi, slope_hi, left_min):

@@ -123,6 +123,7 @@ def optimise(evaluator, outline: Outline, C: float, epsilon: float, max_iteratio
     eps = epsilon * outline.epsilon_scale
     tolerance = C * eps * (1 + 1e-6)
     line_search = outline.exact and not outline.latent if line_search is None else line_search
+    search = ocas.Stop(outline.search_calls, ocas.FRACTION_OF_EPSILON * C * eps) if line_search else None
     s = _started(evaluator, outline, C, eps, start)
     clock = time.perf_counter() - s.seconds
     history: list = []
@@ -131,7 +132,7 @@ def optimise(evaluator, outline: Outline, C: float, epsilon: float, max_iteratio
         previous_dual, previous_primal = s.dual, s.primal
         _cut_and_solve(s, evaluator)
         s.iteration += 1
-        step = _move(s, evaluator, line_search)
+        step = _move(s, evaluator, search)
         # progress: the dual (lower bound) rose or the objective at w_b (upper bound) fell
         improved = s.dual > previous_dual + 1e-12 * abs(previous_dual) or s.primal < previous_primal - 1e-12 * abs(
             s.primal)
@@ -227,16 +228,16 @@ def _take_multipliers(s: LoopState) -> None:
     s.dual = float(alpha @ ws.b) - 0.5 * float(s.w_t @ s.w_t)
 
 
-def _move(s: LoopState, evaluator, line_search: bool) -> float:
-    """Make w_t the evaluator's new point and move w_b: to the best point of [w_b, w_t] (OCAS) or to w_t.
-    Updates the slacks and the objective at w_b; returns the step taken along the segment."""
+def _move(s: LoopState, evaluator, search: ocas.Stop | None) -> float:
+    """Make w_t the evaluator's new point and move w_b: to the best point of [w_b, w_t] (OCAS, searched until
+    `search` says stop) or, without a search, to w_t. Updates the slacks and the objective at w_b; returns the step
+    taken along the segment."""
     n, C = s.n, s.C
     slope_best, at_t = evaluator.point(s.w_t)
     s.value_t = at_t.delta / n - at_t.margin / n
-    if line_search:
+    if search is not None:
         step, s.primal, s.value_best = ocas.best_on_segment(
-            evaluator.evaluate, C, n, s.w_best, s.w_t, (s.value_best, slope_best), at_t,
-            close_enough=ocas.FRACTION_OF_EPSILON * C * s.epsilon)
+            evaluator.evaluate, C, n, s.w_best, s.w_t, (s.value_best, slope_best), at_t, search)
     else:
         step, s.value_best = 1.0, at_t.delta / n - at_t.margin / n
         s.primal = 0.5 * float(s.w_t @ s.w_t) + C * max(0.0, s.value_best)

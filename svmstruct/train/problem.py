@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from svmstruct.train.line_search import CALLS
+
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
@@ -53,6 +55,7 @@ class TrainingProblem:
     latent_target: Callable[[np.ndarray], np.ndarray] | None = None  # see the module docstring
     reference: Reference | None = None  # see the module docstring
     exact: bool = True  # the oracle finds the most violated output (SVM-div's greedy one does not)
+    search_calls: int = CALLS  # a line search's oracle calls at most: fewer where the oracle is the whole cost
 
     @property
     def examples_in_data(self) -> int:
@@ -87,11 +90,12 @@ class Outline:
     epsilon_scale: float = 1.0  # see TrainingProblem
     exact: bool = True  # the oracle finds the most violated output
     latent: bool = False  # the problem has a latent target (CCCP)
+    search_calls: int = CALLS  # a line search's oracle calls at most (TrainingProblem.search_calls)
 
     @classmethod
     def of(cls, problem: TrainingProblem) -> Outline:
         return cls(problem.n, problem.X.shape[1], problem.epsilon_scale, problem.exact,
-                   problem.latent_target is not None)
+                   problem.latent_target is not None, problem.search_calls)
 
 
 @dataclass
