@@ -155,3 +155,26 @@ def test_a_problem_of_yours_through_the_resident_worker(tmp_path):
     assert (tmp_path / "served").read_bytes() == (tmp_path / "own").read_bytes()
     classified = invoke("classify", "--problem", SPEC, train, tmp_path / "served", tmp_path / "pred", env=env)
     assert classified.returncode == 0 and len((tmp_path / "pred").read_text().splitlines()) == 30
+
+
+def test_a_problems_line_search_spends_at_most_its_calls():
+    """A structured problem's oracle is its whole cost: its line search stops after SEARCH_CALLS oracle calls (the
+    two ends and one point between), so an iteration calls the oracle at most three times (w_t, one point of the
+    search, the cutting plane past w_b), where a loss's may take up to 16 (line_search.CALLS)."""
+    from svmstruct.problems.base import SEARCH_CALLS, training_problem
+    from svmstruct.train import line_search, loop
+    from svmstruct.train.problem import Outline
+
+    problem = MultiLabel()
+    built = training_problem(problem, examples(np.random.default_rng(2), 40))
+    assert Outline.of(built).search_calls == SEARCH_CALLS == 3 < line_search.CALLS
+    calls = [0]
+    oracle = built.most_violated
+
+    def counted(scores):
+        calls[0] += 1
+        return oracle(scores)
+
+    built.most_violated = counted
+    result = loop.train(built, 100.0, 0.001)
+    assert result.converged and calls[0] <= 1 + 3 * result.iterations
