@@ -191,13 +191,9 @@ class Problem(Declares):
         raise UsageError(f"{self.name}: a structured problem trains in one process, not on a cluster")
 
     def instance(self, opts: dict):
-        """The problem with these options (rescaling aside)."""
+        """The problem with these options (rescaling aside); its training_problem(examples, rescaling) is what the
+        trainer sees (the identity design and the cut of the most violated outputs)."""
         return self.problem(**{k: v for k, v in opts.items() if k != "rescaling"})
-
-    def build(self, examples: Sequence, opts: dict):
-        """The TrainingProblem of the examples [(x, y), ...]: the identity design and the cut of the most violated
-        outputs (problems.base.training_problem)."""
-        return self.instance(opts).training_problem(examples, int(opts["rescaling"]))
 
     def predictions(self, structured, trained, examples: Sequence, source: str | None = None) -> list:
         """STRUCTURED's (an instance of this problem) predictions for examples [(x, y), ...] with a trained model's

@@ -85,14 +85,12 @@ class ExamplesSource:
     def prepare(self, loss, opts: dict, normalize: str) -> Prepared:
         if normalize != "none":
             raise UsageError("--normalize applies to feature files; a problem's Psi is its own")
-        from svmstruct.problems.base import training_problem
-
-        self.problem = built = training_problem(self.structured, self.examples, int(opts["rescaling"]))
-        # the options the problem settled on its examples (SVM-multiclass's classes) are the model's
-        opts.update({k: v for k, v in self.structured.options.items() if v is not None})
+        self.problem = built = self.structured.training_problem(self.examples, int(opts["rescaling"]))
         n = len(self.examples)
         summary = TrainingSummary(self.path, n, None, n, 0, n, 0.0, built.info)
-        return Prepared(Outline.of(built), summary, 0.0)
+        # the options the problem settled on its examples (SVM-multiclass's classes) are the model's
+        settled = {k: v for k, v in self.structured.options.items() if v is not None}
+        return Prepared(Outline.of(built), summary, 0.0, settled=settled)
 
     def evaluator(self, prepared: Prepared) -> LocalEvaluator:
         assert self.problem is not None
@@ -113,6 +111,7 @@ def train_grid(source, loss: Trainable, opts: dict, settings: Settings, callback
     be written."""
     settings.check(loss)
     prepared = source.prepare(loss, opts, settings.normalize)
+    opts = {**opts, **prepared.settled}
     if on_prepared:
         on_prepared(prepared)
     outline, eps = prepared.outline, settings.epsilon_for(loss)

@@ -178,3 +178,19 @@ def test_a_problems_line_search_spends_at_most_its_calls():
     built.most_violated = counted
     result = loop.train(built, 100.0, 0.001)
     assert result.converged and calls[0] <= 1 + 3 * result.iterations
+
+
+def test_training_a_problem_leaves_the_callers_options_alone():
+    """The options a problem settles on its examples (SVM-multiclass's classes and features) go into the model,
+    not into the options dict the caller handed over."""
+    from svmstruct import problems, training
+    from svmstruct.config import Settings
+    from svmstruct.problems.multiclass import Multiclass
+
+    examples_ = Multiclass().tiny_examples(np.random.default_rng(3))
+    spec = problems.spec(Multiclass)
+    opts = spec.resolve({})
+    before = dict(opts)
+    trained = next(training.train_grid(training.ExamplesSource(Multiclass(), examples_), spec, opts, Settings([1.0])))
+    assert opts == before and opts["classes"] is None
+    assert int(trained.options["classes"]) == int(max(examples_.y)) and int(trained.options["features"]) == 4

@@ -101,9 +101,11 @@ class Outline:
 @dataclass
 class Prepared:
     """A training source made ready for a loss: what the loop needs (outline), what the model records of the
-    training set (summary), the largest |x| (the badly-scaled warning) and --normalize global's scale."""
+    training set (summary), the largest |x| (the badly-scaled warning), --normalize global's scale and the options
+    a structured problem settled on its examples (SVM-multiclass's classes: the model's)."""
     outline: Outline
     summary: TrainingSummary
     largest: float
     scale: np.ndarray | None = None
     kernel_map: Any = None  # kernel_map.KernelMap when the features were mapped (learn -t)
+    settled: dict = field(default_factory=dict)
