@@ -11,9 +11,20 @@ from svmstruct.compute import threads
 PARALLEL_NNZ = 4_000_000  # below this many nonzeros threads cost more than they save
 
 
+class Identity:
+    """The identity design of a structured problem (svmstruct.problems.base.training_problem): its scores are w and
+    X' c is c, so the products copy (adding 0.0, as the product with a 1.0 would: -0.0 becomes 0.0) without a
+    dim x dim matrix to walk."""
+
+    def __init__(self, dim: int):
+        self.shape = (dim, dim)
+
+
 def matvec(X, w: np.ndarray) -> np.ndarray:
-    """X @ w for a CSR matrix or a dense array X."""
+    """X @ w for a CSR matrix, a dense array or the Identity X."""
     w = np.ascontiguousarray(w, dtype=np.float64)
+    if isinstance(X, Identity):
+        return w + 0.0
     from svmstruct.compute import matvec as kernels
 
     out = np.empty(X.shape[0])
@@ -27,8 +38,10 @@ def matvec(X, w: np.ndarray) -> np.ndarray:
 
 
 def rmatvec(X, coef: np.ndarray) -> np.ndarray:
-    """X.T @ coef for a CSR matrix or a dense array X (rows with a zero coefficient are skipped)."""
+    """X.T @ coef for a CSR matrix, a dense array or the Identity X (rows with a zero coefficient are skipped)."""
     coef = np.ascontiguousarray(coef, dtype=np.float64)
+    if isinstance(X, Identity):
+        return coef + 0.0
     from svmstruct.compute import matvec as kernels
 
     if _nnz(X) >= PARALLEL_NNZ:

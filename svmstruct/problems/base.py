@@ -19,6 +19,7 @@ from typing import Any, Iterable
 import numpy as np
 import scipy.sparse as sp
 
+from svmstruct.compute.products import Identity
 from svmstruct.errors import InputError, UsageError
 from svmstruct.io.struct_models import PROBLEMS
 from svmstruct.train.problem import TrainingProblem
@@ -187,5 +188,5 @@ def training_problem(problem: StructuredProblem, examples: Sequence, rescaling: 
     def most_violated(w: np.ndarray) -> tuple:
         return problem.cut(examples, w, rescaling)
 
-    return TrainingProblem(sp.identity(dim, format="csr"), len(examples), most_violated,
+    return TrainingProblem(Identity(dim), len(examples), most_violated,
                            info={"examples": len(examples), "dimension": dim}, search_calls=SEARCH_CALLS)

@@ -29,6 +29,8 @@ from svmstruct.train.line_search import CALLS
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
+    from svmstruct.compute.products import Identity
+
 
 @dataclass
 class Reference:
@@ -43,7 +45,7 @@ class Reference:
 
 @dataclass
 class TrainingProblem:
-    X: sp.csr_matrix | np.ndarray  # rows weighted by the oracle's coefficients; w has X.shape[1] entries
+    X: sp.csr_matrix | np.ndarray | Identity  # rows weighted by the oracle's coefficients; w has X.shape[1] entries
     n: int  # number of examples: the 1/n of the 1-slack constraint (svm_struct convention)
     most_violated: Callable[[np.ndarray], tuple[np.ndarray, float]]
     bias: float = 0.0  # value of the constant feature appended as the last column of X (svm_perf --b); 0 = none
