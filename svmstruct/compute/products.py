@@ -7,17 +7,9 @@ kernels of svmstruct.compute.matvec read X in place.
 import numpy as np
 
 from svmstruct.compute import threads
+from svmstruct.compute.identity import Identity
 
 PARALLEL_NNZ = 4_000_000  # below this many nonzeros threads cost more than they save
-
-
-class Identity:
-    """The identity design of a structured problem (svmstruct.problems.base.training_problem): its scores are w and
-    X' c is c, so the products copy (adding 0.0, as the product with a 1.0 would: -0.0 becomes 0.0) without a
-    dim x dim matrix to walk."""
-
-    def __init__(self, dim: int):
-        self.shape = (dim, dim)
 
 
 def matvec(X, w: np.ndarray) -> np.ndarray:

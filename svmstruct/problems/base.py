@@ -19,7 +19,7 @@ from typing import Any, Iterable
 import numpy as np
 import scipy.sparse as sp
 
-from svmstruct.compute.products import Identity
+from svmstruct.compute.identity import Identity
 from svmstruct.errors import InputError, UsageError
 from svmstruct.io.struct_models import PROBLEMS
 from svmstruct.train.problem import TrainingProblem

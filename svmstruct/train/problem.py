@@ -29,7 +29,7 @@ from svmstruct.train.line_search import CALLS
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-    from svmstruct.compute.products import Identity
+    from svmstruct.compute.identity import Identity
 
 
 @dataclass
