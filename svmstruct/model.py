@@ -36,7 +36,6 @@ from svmstruct.options import INTEGER, LARGEST_INTEGER, NUMBER
 MAGIC = "svmstruct-model"
 VERSION = 1
 MAX_INDEX = LARGEST_INTEGER  # the largest feature index (as the reader)
-WRITE_CHUNK = 1 << 16  # weights formatted at a time
 DENSE_LIMIT = 1 << 24  # a model whose feature ids go beyond this keeps its weights sparse (`columns`)
 _INTEGER = re.compile(INTEGER)
 _DECIMAL = re.compile(NUMBER + r"\Z")
@@ -186,10 +185,10 @@ def format_model(model: Model) -> str:
         return "\n".join([*lines, f"basis {model.kernel.size}", *_basis_lines(model.kernel)]) + "\n"
     ids, weights = model.entries()
     lines.append(f"weights {len(ids)}")
-    ids, weights = np.asarray(ids), np.asarray(weights, dtype=float)
-    for start in range(0, len(ids), WRITE_CHUNK):  # Python floats' repr; a chunk's lines as one string (memory)
-        chunk = slice(start, start + WRITE_CHUNK)
-        lines.append("\n".join(f"{j} {v!r}" for j, v in zip((ids[chunk] + 1).tolist(), weights[chunk].tolist())))
+    if len(ids):
+        from svmstruct.io import float_text
+
+        lines.append(float_text.id_value_lines(np.asarray(ids) + 1, np.asarray(weights, dtype=float)))
     return "\n".join(lines) + "\n"
 
 

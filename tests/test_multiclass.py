@@ -133,3 +133,66 @@ def test_structured_svm_is_a_scikit_learn_estimator_over_the_multiclass_problem(
     assert search.best_estimator_.score(X, y) == pytest.approx(-100 * np.mean(np.array(predicted) != y))
     with pytest.raises(ValueError, match="invalid parameter"):
         svm.set_params(gamma=1)
+
+
+def with_threads(n: int, call):
+    """call() with n threads, every kernel on its parallel path (SVMSTRUCT_PARALLEL_SECONDS=0)."""
+    from svmstruct.compute import threads
+
+    threads.set_count(n)
+    try:
+        return call()
+    finally:
+        threads.set_count(None)
+
+
+def test_the_wide_working_sets_kernels_read_a_row_once_and_add_as_numpy_does(monkeypatch):
+    """train.row_kernels against numpy: the sparse row's dot product (its own order of sums: to round-off), the
+    multiples added to w and the row kept sparse (the same bits); one thread and two give the same bits."""
+    from svmstruct.train import row_kernels
+
+    monkeypatch.setenv("SVMSTRUCT_PARALLEL_SECONDS", "0")
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=5000) * (rng.random(5000) < 0.3)
+    indices, values = row_kernels.nonzeros(a)
+    np.testing.assert_array_equal(indices, np.flatnonzero(a))
+    np.testing.assert_array_equal(values, a[a != 0])
+    assert indices.dtype == np.int32
+    v = rng.normal(size=5000)
+    dots = [with_threads(n, lambda: row_kernels.sparse_dot(indices, values, v)) for n in (1, 2)]
+    assert dots[0] == dots[1] == pytest.approx(values @ v[indices], rel=1e-12)
+    for n in (1, 2):
+        w, reference = v.copy(), v.copy()
+        with_threads(n, lambda w=w: row_kernels.sparse_add(indices, values, 0.3, w))
+        reference[indices] += 0.3 * values
+        np.testing.assert_array_equal(w, reference)
+        with_threads(n, lambda w=w: row_kernels.dense_add(a, -1.7, w))
+        reference += -1.7 * a
+        np.testing.assert_array_equal(w, reference)
+
+
+def test_the_cut_sums_each_weight_in_row_order_on_any_number_of_threads(monkeypatch):
+    """Multiclass.cut's blocks (class_kernels.cut_blocks, over X's columns) equal a pass over the rows in order,
+    adding +x_i to the true class's block and -x_i to the most violated one's, to the bit, with one or two threads;
+    its columns are made once per set of examples."""
+    monkeypatch.setenv("SVMSTRUCT_PARALLEL_SECONDS", "0")
+    rng = np.random.default_rng(4)
+    K, D = 5, 300
+    X = sp.random(400, D, density=0.05, format="csr", random_state=7)
+    X.data = np.round(X.data * 7, 2)
+    examples = Examples(X, rng.integers(1, K + 1, 400))
+    problem = Multiclass(classes=K, features=D)
+    w = rng.normal(size=K * D)
+    cuts = [with_threads(n, lambda: problem.cut(examples, w, 2)) for n in (1, 2)]
+    np.testing.assert_array_equal(cuts[0][0], cuts[1][0])
+    S = np.asarray(X @ w.reshape(K, D).T)
+    truth = examples.y - 1
+    ybar = np.argmax(S + np.where(np.arange(K)[None, :] == truth[:, None], 0.0, LOSS), axis=1)
+    blocks = np.zeros((K, D))
+    for i in range(400):
+        if ybar[i] != truth[i]:
+            row = X[i]
+            blocks[truth[i], row.indices] += row.data * 1.0
+            blocks[ybar[i], row.indices] += row.data * -1.0
+    np.testing.assert_array_equal(cuts[0][0], blocks.ravel())
+    assert examples.columns(D) is examples.columns(D)

@@ -1,7 +1,8 @@
 """SVM-multiclass's cut in numba (svmstruct.problems.multiclass.cut): every example's K class scores, on several
 threads, and the cut's blocks from the examples whose most violated class is wrong — the sums in the order scipy's
 X @ W' and X' G take them, so the same numbers to the bit, without G's n x K zeros."""
-from numba import njit, prange
+import numpy as np
+from numba import prange
 
 from svmstruct.compute import threads
 
@@ -22,14 +23,27 @@ def class_scores(indptr, indices, data, WT, out):
                 out[i, k] += a * WT[j, k]
 
 
-@njit(cache=True)
-def cut_blocks(indptr, indices, data, truth, ybar, scale, out):
-    """out[truth_i] += scale_i x_i and out[ybar_i] -= scale_i x_i for every row i with scale_i != 0, rows in order."""
-    for i in range(truth.shape[0]):
-        s = scale[i]
-        if s == 0.0:
-            continue
-        for p in range(indptr[i], indptr[i + 1]):
-            out[truth[i], indices[p]] += data[p] * s
-            out[ybar[i], indices[p]] += data[p] * -s
+@threads.parallel_kernel
+def cut_blocks(indptr, indices, data, spans, truth, ybar, scale, out):
+    """out[truth_i, j] += scale_i x_ij and out[ybar_i, j] -= scale_i x_ij for every row i with scale_i != 0, from X's
+    columns (CSC: indptr, indices, data), a column's rows in order — each weight takes its rows in the order of a pass
+    row after row, so any number of threads gives the same sums. spans: column boundaries of about equal work."""
+    for c in prange(spans.shape[0] - 1):
+        for j in range(spans[c], spans[c + 1]):
+            for p in range(indptr[j], indptr[j + 1]):
+                i = indices[p]
+                s = scale[i]
+                if s == 0.0:
+                    continue
+                out[truth[i], j] += data[p] * s
+                out[ybar[i], j] += data[p] * -s
     return out
+
+
+SPANS = 64  # column ranges of cut_blocks, split among the threads
+
+
+def column_spans(indptr) -> np.ndarray:
+    """SPANS + 1 boundaries splitting the columns of a CSC matrix into ranges of about equal nonzeros (text: the first
+    columns are the common words)."""
+    return np.searchsorted(indptr, np.linspace(0, indptr[-1], SPANS + 1)).astype(np.int64).clip(0, len(indptr) - 1)

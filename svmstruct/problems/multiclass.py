@@ -27,6 +27,13 @@ class Examples(Sequence):
 
     def __init__(self, X: sp.csr_matrix, y: np.ndarray):
         self.X, self.y = sp.csr_matrix(X), np.asarray(y)
+        self._columns: tuple | None = None  # (D, X[:, :D] as float64 CSC), made once for every cut
+
+    def columns(self, D: int) -> sp.csc_matrix:
+        """X's first D columns as a float64 CSC matrix (rows sorted in each column), kept for the next call."""
+        if self._columns is None or self._columns[0] != D:
+            self._columns = (D, _columns(self.X, D))
+        return self._columns[1]
 
     def __len__(self) -> int:
         return len(self.y)
@@ -134,8 +141,10 @@ class Multiclass(StructuredProblem):
         from svmstruct.compute import threads
         from svmstruct.problems import class_kernels
 
-        X, y = (examples.X, examples.y) if isinstance(examples, Examples) else \
-            (sp.vstack([sp.csr_matrix(x) for x, _ in examples], format="csr"), np.array([y for _, y in examples]))
+        if not isinstance(examples, Examples):
+            examples = Examples(sp.vstack([sp.csr_matrix(x) for x, _ in examples], format="csr"),
+                                np.array([y for _, y in examples]))
+        X, y = examples.X, examples.y
         X = X[:, :self.D] if X.shape[1] > self.D else X
         n, rows = len(y), np.arange(len(y))
         X = X if X.dtype == np.float64 else X.astype(np.float64)
@@ -156,9 +165,19 @@ class Multiclass(StructuredProblem):
         delta = losses[rows, ybar]
         scale = np.where(wrong, delta if rescaling == SLACK else 1.0, 0.0)
         blocks = np.zeros((self.K, self.D))  # +scale x_i in the true class's block, -scale x_i in ybar_i's
-        class_kernels.cut_blocks(X.indptr, X.indices, X.data, np.ascontiguousarray(truth, dtype=np.int64),
-                                 ybar.astype(np.int64), scale, blocks)
+        columns = examples.columns(self.D)
+        with threads.for_work(X.nnz * 2 * class_kernels.NS_PER_MADD * 1e-9):
+            class_kernels.cut_blocks(columns.indptr, columns.indices, columns.data,
+                                     class_kernels.column_spans(columns.indptr),
+                                     np.ascontiguousarray(truth, dtype=np.int64), ybar.astype(np.int64), scale, blocks)
         return blocks.ravel(), float(np.sum(np.where(wrong, delta, 0.0)))
+
+
+def _columns(X: sp.csr_matrix, D: int) -> sp.csc_matrix:
+    X = X[:, :D] if X.shape[1] > D else X
+    columns = sp.csc_matrix(X, dtype=np.float64)
+    columns.sort_indices()
+    return columns
 
 
 PROBLEMS = [Problem.of(Multiclass, ("multiclass",))]  # the registry lists it (svmstruct.losses)

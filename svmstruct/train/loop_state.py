@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from svmstruct.compute import threads
 from svmstruct.errors import InputError
+from svmstruct.train import row_kernels
 from svmstruct.train.qp import DualQP
 
 
@@ -112,13 +114,20 @@ class WideWorkingSet(WorkingSet):
         return out
 
     def _products(self, a: np.ndarray) -> np.ndarray:
-        return np.array([values @ (a if indices is None else a[indices]) for indices, values in self.rows])
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        out = np.empty(len(self.rows))
+        for k, (indices, values) in enumerate(self.rows):
+            if indices is None:
+                out[k] = values @ a
+            else:
+                with threads.for_work(len(values) * row_kernels.NS_PER_ENTRY * 1e-9):
+                    out[k] = row_kernels.sparse_dot(indices, values, a)
+        return out
 
     def _store(self, a: np.ndarray) -> None:
-        nonzero = np.flatnonzero(a)
-        sparse = 3 * len(nonzero) < 2 * len(a)  # int32 index + double value against a double per weight
-        self.rows.append((nonzero.astype(np.int32), a[nonzero].astype(np.float64)) if sparse
-                         else (None, np.array(a, dtype=np.float64)))
+        indices, values = row_kernels.nonzeros(np.ascontiguousarray(a, dtype=np.float64))
+        sparse = 3 * len(indices) < 2 * len(a)  # int32 index + double value against a double per weight
+        self.rows.append((indices, values) if sparse else (None, np.array(a, dtype=np.float64)))
 
     def _shift_rows(self, delta: np.ndarray) -> None:
         self.rows = [(None, row) for row in self.A + delta]
@@ -134,10 +143,11 @@ class WideWorkingSet(WorkingSet):
         for weight, (indices, values) in zip(alpha, self.rows):
             if not weight:
                 continue
-            if indices is None:
-                w += weight * values
-            else:
-                w[indices] += weight * values
+            with threads.for_work(len(values) * row_kernels.NS_PER_ENTRY * 1e-9):
+                if indices is None:
+                    row_kernels.dense_add(values, float(weight), w)
+                else:
+                    row_kernels.sparse_add(indices, values, float(weight), w)
         return w
 
 

@@ -12,7 +12,8 @@ KERNEL_MODULES = ("svmstruct.io.svmlight_parser", "svmstruct.compute.matvec", "s
                   "svmstruct.losses.assignment", "svmstruct.losses.perf_oracles",
                   "svmstruct.compute.sums", "svmstruct.kernels.kernel_functions", "svmstruct.diversity.greedy",
                   "svmstruct.problems.viterbi", "svmstruct.losses.mrr_oracles",
-                  "svmstruct.io.svmlight_numbers", "svmstruct.problems.class_kernels")
+                  "svmstruct.io.svmlight_numbers", "svmstruct.problems.class_kernels", "svmstruct.io.float_text",
+                  "svmstruct.train.row_kernels")
 
 
 def kernels() -> list:

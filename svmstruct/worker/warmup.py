@@ -114,6 +114,9 @@ def _every_command(d: Path, say) -> None:
     for problem in ("multiclass", "hmm"):
         _run(["learn", "--problem", problem, "-c", "1", "-v", "0", d / "tags.txt", d / f"{problem}.model"])
         _run(["classify", d / "tags.txt", d / f"{problem}.model", d / f"{problem}.pred"])
+    # text of many words: the wide working set (train.loop_state.WideWorkingSet: K D >= 2^17 weights)
+    (d / "words.txt").write_text("".join(f"{1 + i % 3} {1 + i}:0.5 {70000 - i}:1\n" for i in range(30)))
+    _run(["learn", "--problem", "multiclass", "-c", "1000", "-v", "0", d / "words.txt", d / "words.model"])
     say(f"{'other paths':<16} {time.perf_counter() - start:6.1f} s")
 
 

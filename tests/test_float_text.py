@@ -1,0 +1,83 @@
+"""io.float_text writes `id value` lines exactly as f"{id} {value!r}" does: checked against Python's repr on doubles
+of every kind, and checked to decide most of a model's weights itself (otherwise repr would write them all and the
+equality would prove nothing)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from svmstruct.compute import threads
+from svmstruct.io import float_text
+
+
+def expected(ids, values) -> str:
+    return "\n".join(f"{j} {v!r}" for j, v in zip(np.asarray(ids).tolist(), np.asarray(values, dtype=float).tolist()))
+
+
+def same_as_repr(values, ids=None) -> None:
+    values = np.asarray(values, dtype=float)
+    ids = np.arange(1, len(values) + 1) * 7919 % 1000003 if ids is None else ids
+    got, want = float_text.id_value_lines(ids, values), expected(ids, values)
+    if got != want:
+        wrong = [(a, b) for a, b in zip(got.split("\n"), want.split("\n")) if a != b]
+        pytest.fail(f"{len(wrong)} lines differ from repr's, e.g. {wrong[:3]}")
+
+
+def decided(values) -> float:
+    """The share of values the numba path writes itself."""
+    values = np.asarray(values, dtype=float)
+    digits, exponents = np.empty(len(values), dtype=np.int64), np.empty(len(values), dtype=np.int64)
+    float_text.shortest(values, digits, exponents)
+    return float(np.mean(digits != 0))
+
+
+def neighbours(values) -> np.ndarray:
+    values = np.asarray(values, dtype=float)
+    return np.concatenate([values, np.nextafter(values, 0), np.nextafter(values, np.inf), -values])
+
+
+def test_weights_of_every_magnitude_are_written_as_repr_writes_them():
+    rng = np.random.default_rng(0)
+    weights = rng.standard_normal(200_000) * 0.01
+    same_as_repr(weights)
+    assert decided(weights) > 0.9  # measured 0.94: repr writes the rest
+    same_as_repr(rng.standard_normal(100_000) * 10.0 ** rng.integers(-12, 22, 100_000))
+    same_as_repr(rng.random(100_000))
+    same_as_repr(np.concatenate([np.round(rng.standard_normal(3000) * 10.0 ** k, d) for k in range(8)
+                                 for d in range(6)]))  # short decimals: 1 to 15 digits
+    same_as_repr(rng.integers(-10 ** 6, 10 ** 6, 10_000).astype(float))
+    bits = rng.integers(0, 2 ** 63, 100_000, dtype=np.int64).view(np.float64)
+    same_as_repr(neighbours(bits[np.isfinite(bits)]))
+
+
+def test_the_edges_of_the_fast_path_are_written_as_repr_writes_them():
+    same_as_repr(neighbours(2.0 ** np.arange(-1074, 1024)))  # powers of two: lopsided rounding intervals
+    same_as_repr(neighbours(10.0 ** np.arange(-30, 30)))  # where the digit count and the notation change
+    same_as_repr(neighbours([1e-6, 1e-5, 1e-4, 1e16, 1e17, 9007199254740992.0, 2.5, 0.5, 1.5e-5, 123456.0]))
+    same_as_repr([0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 0.2, 0.3, 1 / 3,
+                  2 / 3, 1234567890123456.0, 12345678901234567.0, 9.999999999999999e-05, 0.9999999999999999,
+                  99999999999999.99, float("inf"), float("-inf")])
+    assert float_text.id_value_lines(np.zeros(0, dtype=np.int64), np.zeros(0)) == ""
+    assert float_text.id_value_lines(np.array([0, 123456789012]), np.array([1.0, -2.5e-7])) == \
+        "0 1.0\n123456789012 -2.5e-07"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=50),
+       st.integers(min_value=0, max_value=2 ** 62))
+def test_any_doubles_are_written_as_repr_writes_them(values, first_id):
+    same_as_repr(values, ids=np.arange(len(values), dtype=np.int64) + first_id)
+
+
+def test_the_text_does_not_depend_on_the_thread_count(monkeypatch):
+    values = np.random.default_rng(1).standard_normal(50_000) * 1e-3
+    ids = np.arange(len(values))
+    monkeypatch.setenv("SVMSTRUCT_PARALLEL_SECONDS", "0")  # the parallel kernels whatever the work
+    texts = []
+    for n in (1, 2):
+        threads.set_count(n)
+        try:
+            texts.append(float_text.id_value_lines(ids, values))
+        finally:
+            threads.set_count(None)
+    assert texts[0] == texts[1] == expected(ids, values)
