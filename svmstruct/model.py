@@ -298,14 +298,7 @@ def _parse_svmstruct(lines: list, path: str) -> Model:
     rows = lines[body: body + n_weights]
     if len(rows) != n_weights or any(line.strip() for line in lines[body + n_weights:]):
         raise InputError(f"expected {n_weights} weight lines, found {len(lines) - body}", path, len(lines))
-    ids = np.empty(n_weights, dtype=np.int64)
-    weights = np.empty(n_weights)
-    for k, (lineno, text) in enumerate(enumerate(rows, body + 1)):
-        parts = text.split()
-        if len(parts) != 2:
-            raise InputError(f"malformed weight line '{text}'", path, lineno)
-        ids[k] = _int(parts[0], path, lineno, 1, n_features) - 1
-        weights[k] = _float(parts[1], path, lineno)
+    ids, weights = _weight_lines(rows, n_features, path, body)
     order = np.argsort(ids, kind="stable")
     ids, weights = ids[order], weights[order]
     repeated = np.flatnonzero(ids[1:] == ids[:-1])
@@ -314,6 +307,27 @@ def _parse_svmstruct(lines: list, path: str) -> Model:
         raise InputError(f"weight index {ids[repeated[0]] + 1} appears twice", path, where)
     model.w, model.columns = _weight_vector(ids, weights, n_features)
     return model
+
+
+def _weight_lines(rows: list, n_features: int, path: str, body: int) -> tuple:
+    """(0-based ids, weights) of the `index value` lines (the first at line body + 1): all at once
+    (io.float_text), or line by line to say which line is wrong and why."""
+    from svmstruct.io import float_text
+
+    read = float_text.read_id_value_lines(rows)
+    if read is not None:
+        ids, weights = read
+        if ids.min() >= 1 and ids.max() <= n_features and np.all(np.isfinite(weights)):
+            return ids - 1, weights
+    ids = np.empty(len(rows), dtype=np.int64)
+    weights = np.empty(len(rows))
+    for k, (lineno, text) in enumerate(enumerate(rows, body + 1)):
+        parts = text.split()
+        if len(parts) != 2:
+            raise InputError(f"malformed weight line '{text}'", path, lineno)
+        ids[k] = _int(parts[0], path, lineno, 1, n_features) - 1
+        weights[k] = _float(parts[1], path, lineno)
+    return ids, weights
 
 
 def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: str, body: int):

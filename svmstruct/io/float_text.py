@@ -1,5 +1,6 @@
-"""Weights as text, exactly as Python's repr writes them, a million at a time (a model of SVM-multiclass on text
-holds a million weights: repr one by one takes 0.6 s).
+"""Weights as `index value` lines, a million at a time (a model of SVM-multiclass on text holds a million weights:
+Python's repr one by one takes 0.6 s to write them, float() and the checks 2.7 s to read them), written exactly as
+repr writes them and read exactly as float() reads them.
 
 repr writes the shortest decimal that reads back as the same double, the nearest one of that length. `shortest`
 finds it in numba for the doubles where exact double arithmetic can decide (Clinger's fast path: an integer
@@ -7,6 +8,8 @@ C < 2^53 divided or multiplied by 10^s, s <= 22, is rounded once, so C 10^-s rea
 fl(C / 10^s) == x): every normal double of magnitude 1e-6 to 1e17 that is not a power of two, not a tie and whose
 16-digit candidate is below 2^53 (about 98 % of a model's weights). The rest are written by repr itself. x 10^s is
 computed exactly as a sum of two doubles (Dekker's product), so every rounding to p digits is exact too.
+`read_id_value_lines` checks the lines' form and reads the numbers of the fast path in numba
+(io.svmlight_numbers), the others with float().
 """
 import math
 
@@ -14,6 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from svmstruct.compute import threads
+from svmstruct.io.svmlight_numbers import _parse_int, fast_float, is_decimal
 
 NS_PER_NUMBER = 70.0  # one-thread nanoseconds of `shortest` per number
 NS_PER_LINE = 100.0  # ... of writing a line
@@ -228,3 +232,146 @@ def id_value_lines(ids: np.ndarray, values: np.ndarray) -> str:
         _blocks(ids, values, digits, exponents, fallback, fallback_at, starts, first_fallback, buffer, bound_at,
                 lengths)
     return b"\n".join(buffer[at:at + length].tobytes() for at, length in zip(bound_at, lengths)).decode("ascii")
+
+
+@njit(cache=True)
+def _blanks(buf, p, n):
+    while p < n and (buf[p] == 32 or buf[p] == 9):
+        p += 1
+    return p
+
+
+@njit(cache=True)
+def _token_end(buf, p, n):
+    while p < n and buf[p] != 32 and buf[p] != 9 and buf[p] != 10:
+        p += 1
+    return p
+
+
+@njit(cache=True)
+def _decimal_parts(buf, p, end):
+    """(ok, negative, M, e): buf[p:end], a decimal (is_decimal), is -/+ M 10^e with M < 10^18; ok False with more
+    significant digits."""
+    negative = buf[p] == 45
+    if buf[p] == 43 or buf[p] == 45:
+        p += 1
+    M = np.int64(0)
+    digits = 0
+    e = 0
+    fraction = False
+    while p < end and buf[p] != 101 and buf[p] != 69:
+        c = buf[p]
+        if c == 46:
+            fraction = True
+        elif digits > 0 or c != 48:
+            if digits == 18:
+                return False, negative, M, e
+            M = M * 10 + (c - 48)
+            digits += 1
+            if fraction:
+                e -= 1
+        elif fraction:
+            e -= 1
+        p += 1
+    if p < end:  # the exponent
+        p += 1
+        sign = 1
+        if buf[p] == 43 or buf[p] == 45:
+            sign = -1 if buf[p] == 45 else 1
+            p += 1
+        power = 0
+        while p < end:
+            if power < 100000:
+                power = power * 10 + (buf[p] - 48)
+            p += 1
+        e += sign * power
+    return True, negative, M, e
+
+
+@njit(cache=True)
+def _quotient(M, k):
+    """(ok, M / 10^k correctly rounded) for 2^53 <= M < 2^63 and 1 <= k <= 22: the candidates around fl(fl(M) / 10^k)
+    are tried against the exact remainder M - c 10^k (Dekker's product); ok False near a tie or a power of two."""
+    P = POW10[k]
+    q = float(M) / P
+    for c in (q, np.nextafter(q, -np.inf), np.nextafter(q, np.inf)):
+        mantissa, exponent = math.frexp(c)
+        if mantissa == 0.5:
+            return False, 0.0
+        high, low = _exact_product(c, P)
+        whole = np.int64(high)  # high = c 10^k ~ M < 2^63; its integer part and fraction are exact
+        remainder = float(M - whole) - (high - float(whole)) - low
+        half = math.ldexp(P, exponent - 54)  # 10^k ulp(c) / 2
+        if abs(remainder) < half * (1.0 - 1e-9):
+            return True, c
+        if abs(remainder) <= half * (1.0 + 1e-9):
+            return False, 0.0
+    return False, 0.0
+
+
+@njit(cache=True)
+def _long_decimal(buf, p, end):
+    """(ok, value) of a decimal beyond the fast path whose value is M / 10^k, 2^53 <= M < 2^63, k <= 22 (the
+    16- and 17-digit weights repr writes); ok False for the others (float() reads them)."""
+    ok, negative, M, e = _decimal_parts(buf, p, end)
+    if not ok or M < TWO53 or e >= 0 or e < -22:
+        return False, 0.0
+    ok, value = _quotient(M, -e)
+    return ok, -value if negative else value
+
+
+@njit(cache=True)
+def _read_lines(buf, count, ids, values, slow_at):
+    """Parse `count` lines of `[blanks] integer blanks decimal [blanks]` (blanks: spaces, tabs) joined by newlines:
+    ids, values (the fast path's exact doubles); slow_at[3k:3k + 3] the line and the text's bounds of the k-th value
+    left to float(). Returns the number of those, or -1 when a line has another form (the caller's line-by-line
+    reader says which and why)."""
+    n = buf.shape[0]
+    p = 0
+    slow = 0
+    for k in range(count):
+        p = _blanks(buf, p, n)
+        end = _token_end(buf, p, n)
+        ok, ids[k] = _parse_int(buf, p, end)
+        if not ok or end == p:
+            return -1
+        p = _blanks(buf, end, n)
+        if p == end:
+            return -1
+        end = _token_end(buf, p, n)
+        if end == p or not is_decimal(buf, p, end):
+            return -1
+        ok, values[k] = fast_float(buf, p, end)
+        if not ok:
+            ok, values[k] = _long_decimal(buf, p, end)
+        if not ok:
+            slow_at[3 * slow] = k
+            slow_at[3 * slow + 1] = p
+            slow_at[3 * slow + 2] = end
+            slow += 1
+        p = _blanks(buf, end, n)
+        if k + 1 < count:
+            if p >= n or buf[p] != 10:
+                return -1
+            p += 1
+    if p != n:
+        return -1
+    return slow
+
+
+def read_id_value_lines(rows: list) -> tuple | None:
+    """(ids, values) of `index value` lines, as int(index) and float(value) read them; None when a line has another
+    form, or characters other than ASCII (the caller reads those line by line, to say where)."""
+    text = "\n".join(rows)
+    if not rows or not text.isascii():
+        return None
+    buf = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    ids = np.empty(len(rows), dtype=np.int64)
+    values = np.empty(len(rows))
+    slow_at = np.empty(3 * len(rows), dtype=np.int64)
+    slow = _read_lines(buf, len(rows), ids, values, slow_at)
+    if slow < 0:
+        return None
+    for row, start, end in slow_at[:3 * slow].reshape(-1, 3).tolist():
+        values[row] = float(text[start:end])
+    return ids, values
