@@ -6,10 +6,11 @@ repr writes the shortest decimal that reads back as the same double, the nearest
 finds it in numba for the doubles where exact double arithmetic can decide (Clinger's fast path: an integer
 C < 2^53 divided or multiplied by 10^s, s <= 22, is rounded once, so C 10^-s reads back as x exactly when
 fl(C / 10^s) == x): every normal double of magnitude 1e-6 to 1e17 that is not a power of two, not a tie and whose
-16-digit candidate is below 2^53 (about 98 % of a model's weights). The rest are written by repr itself. x 10^s is
+16-digit candidate is below 2^53 (about 94 % of a model's weights). The rest are written by repr itself. x 10^s is
 computed exactly as a sum of two doubles (Dekker's product), so every rounding to p digits is exact too.
-`read_id_value_lines` checks the lines' form and reads the numbers of the fast path in numba
-(io.svmlight_numbers), the others with float().
+`read_id_value_lines` checks every line's form at once and reads in numba the decimals of the fast path
+(io.svmlight_numbers) and repr's 16- and 17-digit ones (M / 10^k with M >= 2^53: the candidates next to
+fl(M) / 10^k tried against the exact remainder); float() reads the others.
 """
 import math
 
