@@ -13,10 +13,10 @@ PARALLEL_NNZ = 4_000_000  # below this many nonzeros threads cost more than they
 
 
 def matvec(X, w: np.ndarray) -> np.ndarray:
-    """X @ w for a CSR matrix, a dense array or the Identity X."""
+    """X @ w for a CSR matrix, a dense array or the Identity X (w itself, not a copy)."""
     w = np.ascontiguousarray(w, dtype=np.float64)
     if isinstance(X, Identity):
-        return w + 0.0
+        return w
     from svmstruct.compute import matvec as kernels
 
     out = np.empty(X.shape[0])
@@ -30,10 +30,11 @@ def matvec(X, w: np.ndarray) -> np.ndarray:
 
 
 def rmatvec(X, coef: np.ndarray) -> np.ndarray:
-    """X.T @ coef for a CSR matrix, a dense array or the Identity X (rows with a zero coefficient are skipped)."""
+    """X.T @ coef for a CSR matrix, a dense array or the Identity X (coef itself); rows with a zero coefficient are
+    skipped."""
     coef = np.ascontiguousarray(coef, dtype=np.float64)
     if isinstance(X, Identity):
-        return coef + 0.0
+        return coef
     from svmstruct.compute import matvec as kernels
 
     if _nnz(X) >= PARALLEL_NNZ:
