@@ -263,3 +263,18 @@ def test_the_warm_up_run_beside_a_source_copy_compiles_the_installed_one(tmp_pat
     assert imported.startswith(str(tmp_path)) and elsewhere == "True"
     here = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert here.stdout.split()[1] == "False"  # the checkout of this (editable) installation: nothing else to compile
+
+
+def test_a_command_ends_with_its_output_whole_and_its_exit_code(tmp_path):
+    """The command ends with os._exit once it is done (svmstruct/__main__.py: _leave): its standard output arrives
+    whole (60,000 scores through a pipe) and an error keeps its code and its one-line message."""
+    rows = "".join(f"{1 + k % 2} 1:{k % 7 / 7:.3f} 2:1\n" for k in range(60_000))
+    (tmp_path / "data").write_text(rows)
+    (tmp_path / "model").write_text("svmstruct-model 1\nloss errorrate\nn_features 2\nthreshold 0.5\nweights 1\n"
+                                    "1 2.5\n")
+    run = invoke("classify", tmp_path / "data", tmp_path / "model", "-", env={"SVMSTRUCT_RESIDENT": "0"})
+    assert run.returncode == 0, run.stderr
+    scores = run.stdout.split()
+    assert len(scores) == 60_000 and float(scores[-1]) == pytest.approx(2.5 * (59_999 % 7 / 7) - 0.5, abs=1e-3)
+    run = invoke("learn", tmp_path / "missing", tmp_path / "m", env={"SVMSTRUCT_RESIDENT": "0"})
+    assert run.returncode == 1 and "missing" in run.stderr and "Traceback" not in run.stderr
