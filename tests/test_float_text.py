@@ -120,7 +120,10 @@ def test_weights_are_read_as_float_reads_them():
 
 def test_weight_lines_of_another_form_are_left_to_the_line_by_line_reader():
     assert float_text.read_id_value_lines(["1 0.5", "2 0.25"])[1].tolist() == [0.5, 0.25]
-    assert float_text.read_id_value_lines([" 3\t-1e-3 ", "+4  7"])[0].tolist() == [3, 4]
+    spaced = [" 3\t-1e-3 ", "+4  7", "5 0.5\r", "6\x0b2\x0c"]  # whitespace as str.split() takes it
+    ids, values = float_text.read_id_value_lines(spaced)
+    assert ids.tolist() == [int(row.split()[0]) for row in spaced]
+    assert values.tolist() == [float(row.split()[1]) for row in spaced]
     for rows in (["1 0.5 7", "2"], ["1"], ["1 0.5", ""], ["1 0x5"], ["1 1_0"], ["1 nan"], ["1.5 2"], ["1 ½"],
-                 ["1 0.5\r"], ["1234567890123456789 1"], []):
+                 ["1234567890123456789 1"], []):
         assert float_text.read_id_value_lines(rows) is None, rows

@@ -18,11 +18,11 @@ import numpy as np
 from numba import njit, prange
 
 from svmstruct.compute import threads
-from svmstruct.io.svmlight_numbers import _parse_int, fast_float, is_decimal
+from svmstruct.io.svmlight_numbers import POW10, _parse_int, fast_float, is_decimal
+from svmstruct.io.svmlight_parser import _next_token
 
 NS_PER_NUMBER = 70.0  # one-thread nanoseconds of `shortest` per number
 NS_PER_LINE = 100.0  # ... of writing a line
-POW10 = np.array([float(10 ** k) for k in range(23)])  # exact doubles
 INT_POW10 = np.array([10 ** k for k in range(19)], dtype=np.int64)
 TWO53 = float(2 ** 53)
 SPLITTER = 134217729.0  # 2^27 + 1 (Veltkamp's split)
@@ -236,20 +236,6 @@ def id_value_lines(ids: np.ndarray, values: np.ndarray) -> str:
 
 
 @njit(cache=True)
-def _blanks(buf, p, n):
-    while p < n and (buf[p] == 32 or buf[p] == 9):
-        p += 1
-    return p
-
-
-@njit(cache=True)
-def _token_end(buf, p, n):
-    while p < n and buf[p] != 32 and buf[p] != 9 and buf[p] != 10:
-        p += 1
-    return p
-
-
-@njit(cache=True)
 def _decimal_parts(buf, p, end):
     """(ok, negative, M, e): buf[p:end], a decimal (is_decimal), is -/+ M 10^e with M < 10^18; ok False with more
     significant digits."""
@@ -323,40 +309,33 @@ def _long_decimal(buf, p, end):
 
 @njit(cache=True)
 def _read_lines(buf, count, ids, values, slow_at):
-    """Parse `count` lines of `[blanks] integer blanks decimal [blanks]` (blanks: spaces, tabs) joined by newlines:
-    ids, values (the fast path's exact doubles); slow_at[3k:3k + 3] the line and the text's bounds of the k-th value
+    """Parse `count` lines of two whitespace-separated tokens, an integer and a decimal, joined by newlines: ids,
+    values (the exact doubles this module reads); slow_at[3k:3k + 3] the line and the text's bounds of the k-th value
     left to float(). Returns the number of those, or -1 when a line has another form (the caller's line-by-line
     reader says which and why)."""
     n = buf.shape[0]
-    p = 0
+    start = 0
     slow = 0
     for k in range(count):
-        p = _blanks(buf, p, n)
-        end = _token_end(buf, p, n)
-        ok, ids[k] = _parse_int(buf, p, end)
-        if not ok or end == p:
-            return -1
-        p = _blanks(buf, end, n)
-        if p == end:
-            return -1
-        end = _token_end(buf, p, n)
-        if end == p or not is_decimal(buf, p, end):
-            return -1
-        ok, values[k] = fast_float(buf, p, end)
+        end = start
+        while end < n and buf[end] != 10:
+            end += 1
+        p, q = _next_token(buf, start, end)
+        ok, ids[k] = _parse_int(buf, p, q)
         if not ok:
-            ok, values[k] = _long_decimal(buf, p, end)
+            return -1
+        p, q = _next_token(buf, q, end)
+        if p == q or not is_decimal(buf, p, q) or _next_token(buf, q, end)[0] != end:
+            return -1
+        ok, values[k] = fast_float(buf, p, q)
+        if not ok:
+            ok, values[k] = _long_decimal(buf, p, q)
         if not ok:
             slow_at[3 * slow] = k
             slow_at[3 * slow + 1] = p
-            slow_at[3 * slow + 2] = end
+            slow_at[3 * slow + 2] = q
             slow += 1
-        p = _blanks(buf, end, n)
-        if k + 1 < count:
-            if p >= n or buf[p] != 10:
-                return -1
-            p += 1
-    if p != n:
-        return -1
+        start = end + 1
     return slow
 
 
