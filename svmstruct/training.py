@@ -181,7 +181,8 @@ def judge_learning(trained: model.Model, loss: Trainable, opts: dict, dataset: D
     """Record in the model's TrainResult (and its did_not_learn header) whether it learned, by what it does on
     its training data: the loss's measure of its scores against that of w = 0 (every score tied, broken as
     `eval` breaks them) and of the ideal scores (the labels). Left to the objective's gain when the loss has no
-    measure or the data cannot be measured (e.g. docids repeated in a query)."""
+    measure, the data cannot be measured (e.g. docids repeated in a query) or the measure does not fit in memory:
+    a diagnostic never costs the model that training finished."""
     from svmstruct.evaluation import tables
 
     if loss.measure is None:
@@ -191,7 +192,7 @@ def judge_learning(trained: model.Model, loss: Trainable, opts: dict, dataset: D
     try:
         values = [tables.measure_table(dataset, scores, [name], threshold)[name]["all"]
                   for scores in (model.score(trained, dataset), np.zeros(dataset.n_docs), dataset.y)]
-    except InputError:
+    except (InputError, MemoryError):
         return
     if not all(np.isfinite(values)):
         return

@@ -123,6 +123,45 @@ def test_file_measures_equal_sklearn(seed):
     assert ours("rocarea") == pytest.approx(metrics.roc_auc_score(actual, s))
 
 
+def pair_accuracy_loop(ranked) -> float:
+    """From the definition: the pairs of positions i < j of different label, the higher label first."""
+    correct = swapped = 0
+    for i in range(len(ranked)):
+        for j in range(i + 1, len(ranked)):
+            correct += ranked[i] > ranked[j]
+            swapped += ranked[i] < ranked[j]
+    return correct / (correct + swapped) if correct + swapped else 0.0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pair_accuracy_equals_the_pair_loop(seed):
+    """Graded, binary, constant, real-valued and negative labels, one document and none."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 40))
+    labels = [rng.integers(0, 5, n), rng.integers(0, 2, n), np.zeros(n), rng.normal(size=n),
+              -rng.integers(0, 3, n)][seed % 5].astype(float)
+    got = measures.pair_accuracy(labels, labels, 0.0)
+    assert got == pytest.approx(pair_accuracy_loop(labels), abs=1e-15)
+    scores = np.round(rng.normal(size=n), 1)  # ties: trec_eval's order decides
+    qptr = np.array([0, n])
+    ranked = labels[ranking.trec_order(scores, [f"d{i}" for i in range(n)])] if n else labels
+    assert measures.per_query(measures.lookup("pairacc"), labels, scores, qptr,
+                              [f"d{i}" for i in range(n)])[0] == pytest.approx(pair_accuracy_loop(ranked), abs=1e-15)
+
+
+def test_pair_accuracy_of_a_long_query_is_linear_in_memory():
+    """10^6 documents in one query: the pairs are counted, never stored (an n x n matrix would be 931 GiB)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    ranked = rng.integers(0, 5, 1_000_000).astype(float)
+    tracemalloc.start()
+    value = measures.pair_accuracy(ranked, ranked, 0.0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 100 * 2**20 and 0.49 < value < 0.51
+
+
 def test_unknown_measure_is_reported():
     with pytest.raises(KeyError, match="unknown measure 'P_x'"):
         measures.lookup("P_x")

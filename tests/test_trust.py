@@ -3,10 +3,12 @@ another user's planted link, /dev/stdout is the caller's descriptor, a checkpoin
 holds, a model's options must fit its weights, a read-only installation still runs, and nothing half-written
 survives even SIGKILL."""
 import os
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -119,6 +121,129 @@ def test_an_output_never_follows_another_users_link_in_a_sticky_directory(tmp_pa
     (unshared / "l").symlink_to(tmp_path / "target2")
     os.lchown(unshared / "l", OTHER_UID, OTHER_UID)
     assert invoke("classify", TEST, model, unshared / "l").returncode == 0 and (tmp_path / "target2").exists()
+
+
+def _sticky(tmp_path: Path) -> Path:
+    shared = tmp_path / "sticky"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    return shared
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (files of another user)")
+def test_another_users_file_in_a_sticky_directory_is_never_written(tmp_path):
+    """As root in a sticky world-writable folder: another user's 0666 file is neither replaced (its owner and mode
+    copied onto root's predictions or model) nor written; root's own file and one of the folder's owner are."""
+    model = tmp_path / "m"
+    assert invoke("learn", "-l", "map", "-v", "0", TRAIN, model).returncode == 0
+    shared = _sticky(tmp_path)
+    planted = shared / "r.pred"
+    planted.write_text("x\n")
+    planted.chmod(0o666)
+    os.chown(planted, OTHER_UID, OTHER_UID)
+    for args in (["classify", TEST, model, planted], ["learn", "-l", "map", "-v", "0", TRAIN, planted]):
+        one_line_error(invoke(*args), 4, "file of user 54321", "shared sticky directory")
+        assert planted.read_text() == "x\n" and planted.stat().st_uid == OTHER_UID
+    assert sorted(p.name for p in shared.iterdir()) == ["r.pred"]
+    own = shared / "own.pred"
+    own.write_text("x\n")
+    assert invoke("classify", TEST, model, own).returncode == 0 and own.read_text().count("\n") > 1
+    os.chown(shared, OTHER_UID, OTHER_UID)  # the folder's owner's file: the kernel lets root write it, so do we
+    assert invoke("classify", TEST, model, planted).returncode == 0 and planted.stat().st_uid == OTHER_UID
+    plain = tmp_path / "plain"  # not sticky: replaced, its owner and mode kept, as before
+    plain.mkdir()
+    theirs = plain / "r.pred"
+    theirs.write_text("x\n")
+    os.chown(theirs, OTHER_UID, OTHER_UID)
+    assert invoke("classify", TEST, model, theirs).returncode == 0 and theirs.stat().st_uid == OTHER_UID
+
+
+def _fifo_reader(fifo: Path) -> int:
+    """A reader already waiting on FIFO (so that a writer's open would not block): its descriptor."""
+    return os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+
+
+def _drained(fd: int) -> bytes:
+    try:
+        return os.read(fd, 1 << 20)
+    except BlockingIOError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _as_third_user(task, *args) -> int:
+    """task(*args) in a forked child running as a user who owns nothing here: its exit status."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(OTHER_UID + 1)
+            os.setuid(OTHER_UID + 1)
+            os._exit(task(*args))
+        except BaseException:
+            os._exit(99)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def _write_refused(path: str) -> int:
+    """0 when writing PATH is refused with the sticky folder's one line, 1 when it is written."""
+    from svmstruct.errors import OutputError
+    from svmstruct.io import files
+
+    try:
+        files.write_output(path, "a prediction\n")
+    except OutputError as e:
+        return 0 if "FIFO of user 54321" in str(e) else 2
+    return 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a FIFO of another user, a writer of a third)")
+def test_another_users_fifo_in_a_sticky_directory_receives_nothing(tmp_path, request):
+    """Another user's FIFO in a sticky folder: root's predictions are not delivered into it, nor those of a user
+    who is neither the FIFO's owner nor the folder's; its owner's own FIFO is written as before."""
+    model = tmp_path / "m"
+    assert invoke("learn", "-l", "map", "-v", "0", TRAIN, model).returncode == 0
+    open_to_all = Path(tempfile.mkdtemp())  # (tmp_path's parents are root's alone: the third user passes here)
+    request.addfinalizer(lambda: shutil.rmtree(open_to_all, ignore_errors=True))
+    open_to_all.chmod(0o755)
+    shared = _sticky(open_to_all)
+    fifo = shared / "f.pred"
+    os.mkfifo(fifo, 0o666)
+    os.chown(fifo, OTHER_UID, OTHER_UID)
+    reader = _fifo_reader(fifo)
+    one_line_error(invoke("classify", TEST, model, fifo), 4, "FIFO of user 54321", "shared sticky directory")
+    assert _drained(reader) == b""
+    reader = _fifo_reader(fifo)
+    assert _as_third_user(_write_refused, str(fifo)) == 0  # (the installation is root's: the writer in a child)
+    assert _drained(reader) == b""
+    os.chown(fifo, 0, 0)
+    reader = _fifo_reader(fifo)
+    assert invoke("classify", TEST, model, fifo).returncode == 0
+    assert _drained(reader).count(b"\n") == len(TEST.read_text().splitlines())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a link of another user)")
+def test_a_link_planted_before_the_rename_lends_no_owner_or_mode(tmp_path):
+    """The entry found where the new file goes is a symlink (planted after the path was resolved): the new file
+    has the usual mode and this user's owner, not the link's 0777 and its owner's."""
+    from svmstruct.io import files
+
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "out").symlink_to(tmp_path / "elsewhere")
+    os.lchown(folder / "out", OTHER_UID, OTHER_UID)
+    directory = os.open(folder, os.O_PATH | os.O_DIRECTORY)
+    fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600)
+    try:
+        files._keep_mode_and_owner(fd, directory, "out", str(folder / "out"))
+        made = os.fstat(fd)
+    finally:
+        os.close(fd)
+        os.close(directory)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert made.st_uid == os.geteuid() and stat.S_IMODE(made.st_mode) == 0o666 & ~umask
 
 
 def _bash(script: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -108,10 +108,10 @@ def winner_takes_all(ranked, labels, t):
 
 def pair_accuracy(ranked, labels, t):
     """Fraction of the query's pairs of different label that the ranking orders correctly (what svm_rank's
-    pairs losses count); 0 if the query has no such pair."""
-    earlier_higher = ranked[:, None] > ranked[None, :]
-    correct = int(np.sum(np.triu(earlier_higher, 1)))
-    swapped = int(np.sum(np.tril(earlier_higher, -1)))
+    pairs losses count); 0 if the query has no such pair. O(n log n) (evaluation.pair_counts)."""
+    from svmstruct.evaluation.pair_counts import ordered_pairs
+
+    correct, swapped = ordered_pairs(ranked)
     return correct / (correct + swapped) if correct + swapped else 0.0
 
 

@@ -5,9 +5,11 @@ offsets (`classify t m /dev/stdout >> all.pred` appends). Outputs to regular fil
 unnamed file in the same directory, linked in place when complete): an interrupted or failed run leaves no
 partial file and no temporary file. An output that is not a regular file (a device such as /dev/null, a FIFO) is
 written in place. A symlink is followed and its target replaced, where the kernel's fs.protected_symlinks would
-follow it (not another user's link in a sticky world-writable directory such as /tmp). Write errors (disk full,
-permissions) raise OutputError; every write's count is checked, so an unbuffered pipe is never silently
-truncated.
+follow it (not another user's link in a sticky world-writable directory such as /tmp). In such a directory an
+existing entry of another user (a file, FIFO or device that is neither the writer's nor the directory owner's) is
+never written, replaced or given our data, root's outputs included: the kernel's fs.protected_regular and
+protected_fifos rule (may_create_in_sticky), whatever the sysctls say. Write errors (disk full, permissions) raise
+OutputError; every write's count is checked, so an unbuffered pipe is never silently truncated.
 """
 from __future__ import annotations
 
@@ -88,6 +90,8 @@ def check_writable(path: str) -> None:
             info = None
         if info is not None and stat.S_ISDIR(info.st_mode):
             raise OutputError("is a directory", path)
+        if info is not None:
+            _check_sticky_entry(info, os.fstat(directory), path)
         if info is not None and not stat.S_ISREG(info.st_mode):
             if not os.access(name, os.W_OK, dir_fd=directory):
                 raise OutputError("cannot write: permission denied", path)
@@ -175,6 +179,20 @@ def _check_link(link: os.stat_result, directory: os.stat_result, path: str) -> N
                           "is not followed (as the kernel's fs.protected_symlinks does not)", path)
 
 
+def _check_sticky_entry(entry: os.stat_result, directory: os.stat_result, path: str) -> None:
+    """The kernel's fs.protected_regular and fs.protected_fifos rule (may_create_in_sticky), for every user and
+    whatever the sysctls say: in a sticky world-writable directory an existing entry (a file, FIFO, device or link)
+    that is neither this user's nor the directory owner's is not written: its owner planted it to read what we
+    write, or to make us write into a file of theirs."""
+    shared = directory.st_mode & stat.S_ISVTX and directory.st_mode & stat.S_IWOTH
+    if shared and entry.st_uid != os.geteuid() and entry.st_uid != directory.st_uid:
+        kind = ("FIFO" if stat.S_ISFIFO(entry.st_mode) else "device" if stat.S_ISCHR(entry.st_mode)
+                or stat.S_ISBLK(entry.st_mode) else "symlink" if stat.S_ISLNK(entry.st_mode) else "file")
+        raise OutputError(f"cannot write: it is a {kind} of user {entry.st_uid} in a shared sticky directory, which "
+                          "is not written (as the kernel's fs.protected_regular and protected_fifos do not); remove "
+                          "it or write elsewhere", path)
+
+
 def same_file(output: str, other: str, other_is_input: bool = True) -> bool:
     """OUTPUT and OTHER are one regular file (the same path, a hard link or a symlink to it, or the file the
     standard input or output is redirected from or to: `-`), or two spellings of one path that does not exist
@@ -249,11 +267,21 @@ def write_output(path: str, text: str) -> None:
             info = None
         if info is not None and stat.S_ISDIR(info.st_mode):
             raise OutputError("is a directory", path)
+        if info is not None:
+            _check_sticky_entry(info, os.fstat(directory), path)
         if info is not None and not stat.S_ISREG(info.st_mode):  # a device, a FIFO: written in place
             try:
                 fd = os.open(name, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=directory)
             except OSError as e:
                 raise OutputError(f"cannot write: {e.strerror}", path) from None
+            try:  # what was opened, not what was looked at: an entry swapped meanwhile is judged too
+                opened = os.fstat(fd)
+                _check_sticky_entry(opened, os.fstat(directory), path)
+                if stat.S_ISREG(opened.st_mode):
+                    raise OutputError("cannot write: it became a regular file while it was opened", path)
+            except BaseException:
+                os.close(fd)
+                raise
             write_descriptor(fd, text, path, close=True)
             return
         _replace(directory, name, lambda f: f.write(text.encode("utf-8", errors="surrogateescape")), path)
@@ -322,12 +350,17 @@ def _new_file(directory: int, temporary: str) -> tuple:
 
 
 def _keep_mode_and_owner(fd: int, directory: int, name: str, shown: str) -> None:
-    """The new file of NAME gets the mode and owner of the file it replaces (as cp and editors keep them), or the
-    usual mode (the new file is created 0600) for a new one. A file of another user is not replaced unless its
-    owner can be kept (root): OutputError."""
+    """The new file of NAME gets the mode and owner of the regular file it replaces (as cp and editors keep them),
+    or the usual mode (the new file is created 0600) for a new one or one that replaces anything else (a link
+    planted since the path was resolved lends neither). A file of another user is not replaced unless its owner can
+    be kept (root), nor in a sticky world-writable directory (_check_sticky_entry): OutputError."""
     try:
         old = os.stat(name, dir_fd=directory, follow_symlinks=False)
     except FileNotFoundError:
+        old = None
+    if old is not None:
+        _check_sticky_entry(old, os.fstat(directory), shown)
+    if old is None or not stat.S_ISREG(old.st_mode):
         os.fchmod(fd, 0o666 & ~_umask())
         return
     os.fchmod(fd, stat.S_IMODE(old.st_mode))

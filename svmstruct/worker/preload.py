@@ -13,7 +13,7 @@ KERNEL_MODULES = ("svmstruct.io.svmlight_parser", "svmstruct.compute.matvec", "s
                   "svmstruct.compute.sums", "svmstruct.kernels.kernel_functions", "svmstruct.diversity.greedy",
                   "svmstruct.problems.viterbi", "svmstruct.losses.mrr_oracles",
                   "svmstruct.io.svmlight_numbers", "svmstruct.problems.class_kernels", "svmstruct.io.float_text",
-                  "svmstruct.train.row_kernels")
+                  "svmstruct.train.row_kernels", "svmstruct.evaluation.pair_counts")
 
 
 def kernels() -> list:
