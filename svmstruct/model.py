@@ -53,6 +53,7 @@ class Model:
     summary: Any = field(default=None, repr=False, compare=False)  # and its problem.TrainingSummary
     columns: np.ndarray | None = None  # sorted 0-based feature ids of the entries of w (hashed ids); None: dense
     kernel: Any = None  # a kernels.KernelExpansion: svm_light's kernel models score sum_j coef_j k(b_j, x) - b
+    lines: dict = field(default_factory=dict, repr=False, compare=False)  # header key -> its line in the file read
 
     # the header read through typed fields (its lines are written and read back as text)
     @property
@@ -253,9 +254,9 @@ def load_model(path: str) -> Model:
     from svmstruct.io import struct_models
 
     if struct_models.kind_of(lines[0]):
-        kind, options, w = struct_models.read(lines, path)
+        kind, options, w, at = struct_models.read(lines, path)
         return Model(w=w, loss=struct_models.PROBLEMS[kind], options={k: str(v) for k, v in options.items()},
-                     format=f"svm_{kind}")
+                     format=f"svm_{kind}", lines={f"option.{key}": line for key, line in at.items()})
     raise InputError(f"not a model file (first line '{lines[0][:40]}')", path, 1)
 
 
@@ -271,6 +272,7 @@ def _parse_svmstruct(lines: list, path: str) -> Model:
         key, _, value = text.partition(" ")
         if not key or not value:
             raise InputError(f"malformed header line '{text}'", path, lineno)
+        model.lines[key] = lineno
         if key == "loss":
             model.loss = _text(value)
         elif key.startswith("option."):

@@ -49,8 +49,15 @@ class Option:
 
     def parse(self, value: Any) -> Any:
         """The value converted to the option's type and checked; UsageError names the flag."""
+        problem, parsed = self.checked(value)
+        if problem:
+            raise UsageError(f"{self.flag} {problem}")
+        return parsed
+
+    def checked(self, value: Any) -> tuple:
+        """(what is wrong with the value or None, the value converted to the option's type)."""
         if value is None:
-            return None
+            return None, None
         try:
             if self.kind == "float":
                 parsed: Any = parse_number(value)
@@ -61,14 +68,11 @@ class Option:
             else:
                 parsed = str(value)
         except OverflowError:
-            raise UsageError(f"{self.flag} must be at most {LARGEST_INTEGER} in magnitude, got '{value}'") from None
+            return f"must be at most {LARGEST_INTEGER} in magnitude, got '{value}'", None
         except (TypeError, ValueError):
-            raise UsageError(f"{self.flag} takes {'an integer' if self.kind == 'int' else 'a finite number'}, "
-                             f"got '{value}'") from None
+            return f"takes {'an integer' if self.kind == 'int' else 'a finite number'}, got '{value}'", None
         problem = self.check(parsed) if self.check else None
-        if problem:
-            raise UsageError(f"{self.flag} {problem}, got '{value}'")
-        return parsed
+        return (f"{problem}, got '{value}'" if problem else None), parsed
 
 
 class Declares:
@@ -205,17 +209,23 @@ class Problem(Declares):
                              "options do not fit the weights (an edited or damaged model?)", source)
         return [structured.predict(x, trained.w) for x, _ in examples]
 
-    def trained_instance(self, trained, overrides: dict | None = None):
-        """The problem with the options a model's file records (and OVERRIDES: classify's, e.g. the beam)."""
+    def trained_instance(self, trained, overrides: dict | None = None, source: str | None = None):
+        """The problem with the options a model's file records (InputError naming the file SOURCE and the option's
+        line when one is not the option's) and OVERRIDES (classify's, e.g. the beam)."""
         for key in overrides or {}:
             if self.option(key) is None:
                 raise UsageError(f"the model's problem {self.name} takes no option {key}")
         options = {k: v for k, v in trained.options.items() if self.option(k) is not None}
+        for key, value in options.items():
+            problem, _ = self.option(key).checked(value)  # type: ignore[union-attr]
+            if problem:
+                raise InputError(f"option {key}: {problem} (an edited or damaged model?)", source,
+                                 trained.lines.get(f"option.{key}"))
         return self.instance(self.resolve({**options, **(overrides or {})}))
 
     def predict(self, trained, path: str, source: str | None = None, overrides: dict | None = None) -> str:
         """`svmstruct classify`'s output: one format(y) line per example of the file at PATH."""
-        structured = self.trained_instance(trained, overrides)
+        structured = self.trained_instance(trained, overrides, source)
         predictions = self.predictions(structured, trained, structured.read(path), source)
         return "".join(structured.format(y) + "\n" for y in predictions)
 

@@ -49,7 +49,7 @@ def test_classify_reproduces_the_originals_predictions_from_their_model_files(st
 @pytest.mark.parametrize("case", ["digits-mc-c100-e0.01", "letters-hmm-c10-t2e1"])
 def test_the_originals_model_files_round_trip(struct, case):
     lines = (struct / f"{case}.model").read_text().split("\n")
-    kind, options, w = struct_models.read(lines, case)
+    kind, options, w, _ = struct_models.read(lines, case)
     again = struct_models.read(struct_models.format(kind, options, w, 1).split("\n"), "written")
     assert again[:2] == (kind, options) and np.allclose(again[2], w, rtol=1e-7, atol=0)
 

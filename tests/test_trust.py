@@ -92,6 +92,85 @@ def test_a_problems_options_must_fit_its_weights(tmp_path):
         one_line_error(invoke("classify", data, edited), 1, "edited.model", "options do not fit the weights")
 
 
+STRUCT = ROOT / "data" / "struct"
+
+
+@pytest.fixture(scope="module")
+def originals_models(tmp_path_factory) -> dict:
+    """Models in svm_multiclass's and svm_hmm's formats (written by learn --format), and the data they classify."""
+    folder = tmp_path_factory.mktemp("originals")
+    made = {}
+    for kind, data, extra in (("multiclass", "digits", ["-c", "100"]), ("hmm", "letters", ["-c", "10", "--t", "2"])):
+        train = STRUCT / f"{data}.train.{'svm' if kind == 'multiclass' else 'hmm'}"
+        model = folder / f"{kind}.model"
+        run = invoke("learn", "--problem", kind, *extra, "--format", f"svm_{kind}", "-v", "0", train, model)
+        assert run.returncode == 0, run.stderr
+        made[kind] = (model, train.with_name(train.name.replace("train", "test")))
+    return made
+
+
+def _edited(model: Path, line: int, text: str, path: Path) -> Path:
+    lines = model.read_text().split("\n")
+    lines[line - 1] = text
+    path.write_text("\n".join(lines))
+    return path
+
+
+@pytest.mark.parametrize("kind, line, text, fragment", [
+    ("multiclass", 2, "9 # number of classes", "not the layout's 577"),
+    ("multiclass", 3, "63 # number of base features", "not the layout's 631"),
+    ("multiclass", 2, "2147483647 # number of classes", "not the layout's"),
+    ("hmm", 10, "25 # number of classes", "not the layout's"),
+    ("hmm", 10, "200 # number of classes", "not the layout's"),
+    ("hmm", 11, "3 # HMM order of transitions", "not the layout's"),
+])
+def test_an_edited_header_of_the_originals_formats_is_refused(tmp_path, originals_models, kind, line, text, fragment):
+    """svm_multiclass with classes 10 -> 9 gave 712 of 797 of the true model's classes, exit 0; svm_hmm with 200 tags
+    and --t 3 built its map by a Python loop over K^4 for an hour before anything was checked."""
+    model, test = originals_models[kind]
+    edited = _edited(model, line, text, tmp_path / "edited.model")
+    run, peak = _peak_kilobytes(["classify", test, edited, tmp_path / "out"])
+    one_line_error(run, 1, f"edited.model:{8 if kind == 'hmm' else 11}:", fragment)
+    assert peak < 400_000 and not (tmp_path / "out").exists()
+
+
+def test_a_consistent_header_far_larger_than_its_weights_is_refused_before_it_costs_memory(tmp_path,
+                                                                                          originals_models):
+    """classes = features = 46340 with the highest index their layout's (2^31 - 1 weights, 16 GB): refused, the
+    peak memory that of any classify."""
+    model, test = originals_models["multiclass"]
+    edited = _edited(model, 2, "46340 # number of classes", tmp_path / "a.model")
+    edited = _edited(edited, 3, "46340 # number of base features", edited)
+    edited = _edited(edited, 11, f"{46340 * 46340 + 1} # highest feature index ", edited)
+    run, peak = _peak_kilobytes(["classify", test, edited])
+    one_line_error(run, 1, "a.model:11:", "layout has 2147395600 weights", "refusing to allocate 16.0 GB")
+    assert peak < 400_000
+
+
+def test_a_problem_model_naming_a_short_or_unknown_loss(tmp_path):
+    """`loss multiclass` is svmstruct's multiclass problem (it was scored as a linear model: numbers, not classes);
+    an unknown name whose output is not scores is refused at its line; a loss's model is still scored."""
+    model, data = _multiclass_model(tmp_path)
+    expected = invoke("classify", data, model).stdout
+    assert invoke("classify", data, _with_loss(model, "multiclass", tmp_path / "short.model")).stdout == expected
+    one_line_error(invoke("classify", data, _with_loss(model, "nonsense", tmp_path / "u.model")), 1, "u.model:2:",
+                   "loss 'nonsense'")
+    ranker = tmp_path / "rank"
+    assert invoke("learn", "-l", "pairs", "-v", "0", TRAIN, ranker).returncode == 0
+    renamed = _with_loss(ranker, "someone-elses-loss", tmp_path / "r.model")  # output scores: w.x - b, as before
+    assert invoke("classify", TEST, renamed).stdout == invoke("classify", TEST, ranker).stdout
+
+
+def test_a_problem_models_bad_option_is_named_at_its_line(tmp_path):
+    model, data = _multiclass_model(tmp_path)
+    lines = model.read_text().splitlines(True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("option.rescaling"))
+    lines[at] = "option.rescaling 5\n"
+    edited = tmp_path / "o.model"
+    edited.write_text("".join(lines))
+    one_line_error(invoke("classify", data, edited), 1, f"o.model:{at + 1}: option rescaling: must be 1 (slack)")
+
+
 # ---- outputs: links only where the kernel follows them, descriptors as the shell's
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a link owned by another user)")

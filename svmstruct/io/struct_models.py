@@ -16,8 +16,6 @@ svmstruct's layout: multiclass the same blocks; hmm emissions of order 0 (K bloc
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from svmstruct.errors import InputError
@@ -35,8 +33,16 @@ def kind_of(first_line: str) -> str | None:
     return "multiclass" if first_line.startswith(MULTICLASS) else "hmm" if first_line.startswith(HMM) else None
 
 
+LAYOUT_FLOOR = 1 << 24  # a layout of up to this many weights is read whatever the file holds (128 MB of doubles)
+LAYOUT_PER_WEIGHT = 16  # beyond it, at most this many weights of the layout per weight the file writes
+
+
 def read(lines: list, path: str) -> tuple:
-    """(problem: 'multiclass' | 'hmm', its options, w in svmstruct's layout) of an original's model file."""
+    """(problem: 'multiclass' | 'hmm', its options, w in svmstruct's layout, each option's line) of an original's
+    model file. The header
+    is checked before anything is allocated: its highest feature index must be its layout's (K D + 1 for
+    svm_multiclass, the hmm layout's largest index + 1, as both originals and our writer write it), and a layout far
+    larger than the weights the file holds is refused (a few edited bytes must not cost gigabytes)."""
     kind = kind_of(lines[0])
     heads = 14 if kind == "multiclass" else 15
     if len(lines) < heads:
@@ -55,6 +61,8 @@ def read(lines: list, path: str) -> tuple:
     if kind == "multiclass":
         K, D, loss, highest, count = value(1), value(2), value(3), value(10), value(12) - 1
         options = {"classes": K, "features": D, "loss_function": loss}
+        at = {"classes": 2, "features": 3, "loss_function": 4}
+        at_highest = 11
     else:
         highest, D, K, t, e, loss, count = (value(i) for i in (7, 8, 9, 10, 11, 12, 13))
         count -= 1
@@ -62,30 +70,67 @@ def read(lines: list, path: str) -> tuple:
             raise InputError(f"orders of transitions {t} and emissions {e}: svm_hmm's are 0 <= --e <= --t <= 3", path,
                              11)
         options = {"tags": K, "features": D, "transitions": t, "emissions": e, "loss_function": loss}
-    if min(K, D) < 1 or highest > 1 << 31 or count < 0:
+        at = {"features": 9, "tags": 10, "transitions": 11, "emissions": 12, "loss_function": 13}
+        at_highest = 8
+    if min(K, D) < 1 or count < 0:
         raise InputError("the model's classes, features or support vectors are not counts", path, 2)
-    original = np.zeros(highest + 1)
+    expected = layout_highest(kind, K, D, options) + 1
+    if highest != expected:
+        described = f"{K} classes x {D} features + 1" if kind == "multiclass" else \
+            f"{K} tags, {D} features, transitions of order {options['transitions']}, emissions of order {e}"
+        raise InputError(f"the highest feature index {highest} is not the layout's {expected} ({described}): the "
+                         "header does not fit the model (an edited or damaged file?)", path, at_highest)
     rows = lines[heads:heads + count]
     if len(rows) != count:
         raise InputError(f"expected {count} support vector lines, found {len(rows)}", path, len(lines))
-    for number, row in enumerate(rows, heads + 1):
+    size = layout_size(kind, K, D, options)
+    written = sum(row.count(":") for row in rows)
+    if size > max(LAYOUT_FLOOR, LAYOUT_PER_WEIGHT * written):
+        raise InputError(f"the header's layout has {size} weights and the file writes {written}: refusing to allocate "
+                         f"{8 * size / 2**30:.1f} GB for it (an edited or damaged file?)", path, at_highest)
+    ids, weights = _support_vectors(rows, heads + 1, highest, path)
+    mapping = multiclass_indices(K, D) if kind == "multiclass" else hmm_indices(K, D, options["transitions"], e)
+    w = np.zeros(len(mapping))
+    if len(ids):
+        found = np.minimum(np.searchsorted(ids, mapping), len(ids) - 1)
+        hit = ids[found] == mapping
+        w[hit] = weights[found[hit]]
+    return kind, options, w, at
+
+
+def _support_vectors(rows: list, first: int, highest: int, path: str) -> tuple:
+    """(sorted original indices, their summed weights alpha x value) of the support vector lines."""
+    ids, weights = [], []
+    for number, row in enumerate(rows, first):
         tokens = row.split("#")[0].split()
         try:
             alpha = float(tokens[0])
-            for token in tokens[1:]:
-                if token.startswith("qid:"):
-                    continue
-                index, _, text = token.partition(":")
-                original[int(index)] += alpha * float(text)
-        except (ValueError, IndexError):
+            index, value = _index_values([t.replace(":", " ", 1) for t in tokens[1:] if not t.startswith("qid:")])
+        except (ValueError, IndexError, OverflowError):
             raise InputError(f"malformed support vector line '{row[:60]}'", path, number) from None
-    if not np.all(np.isfinite(original)):
-        raise InputError("the weights are not finite", path, heads + 1)
-    mapping = multiclass_indices(K, D) if kind == "multiclass" else hmm_indices(K, D, options["transitions"],
-                                                                                options["emissions"])
-    if mapping.max(initial=0) > highest:
-        raise InputError(f"the model's highest feature index {highest} is below its layout's {mapping.max()}", path, 11)
-    return kind, options, original[mapping]
+        if len(index) and (index.min() < 1 or index.max() > highest):
+            raise InputError(f"a feature index outside 1..{highest} (the header's highest)", path, number)
+        ids.append(index)
+        weights.append(alpha * value)
+    unique, where = np.unique(np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64), return_inverse=True)
+    summed = np.zeros(len(unique))
+    np.add.at(summed, where.ravel(), np.concatenate(weights) if weights else np.zeros(0))
+    if not np.all(np.isfinite(summed)):
+        raise InputError("the weights are not finite", path, first)
+    return unique, summed
+
+
+def _index_values(pairs: list) -> tuple:
+    """(indices, values) of 'index value' strings, as int() and float() read them (ValueError if one is not)."""
+    from svmstruct.io import float_text
+
+    read = float_text.read_id_value_lines(pairs)
+    if read is not None:
+        return read
+    split = [pair.split(" ") for pair in pairs]
+    if any(len(parts) != 2 for parts in split):
+        raise ValueError("not index:value")
+    return (np.array([int(i) for i, _ in split], dtype=np.int64), np.array([float(v) for _, v in split]))
 
 
 def format(kind: str, options: dict, w: np.ndarray, documents: int) -> str:
@@ -113,20 +158,37 @@ def format(kind: str, options: dict, w: np.ndarray, documents: int) -> str:
                       f"{prefix}{weights} #"]) + "\n"
 
 
+def layout_highest(kind: str, K: int, D: int, options: dict) -> int:
+    """The original's largest weight index for K classes (tags) and D features (Python integers: no overflow)."""
+    if kind == "multiclass":
+        return K * D
+    t, e = int(options["transitions"]), int(options["emissions"])
+    base = sum(K ** (o + 1) for o in range(t + 1)) + 1
+    return base + D * (K * (K + 1) + 1 if e else K + 1)
+
+
+def layout_size(kind: str, K: int, D: int, options: dict) -> int:
+    """The number of weights of svmstruct's layout (Python integers: no overflow)."""
+    if kind == "multiclass":
+        return K * D
+    t, e = int(options["transitions"]), int(options["emissions"])
+    return K * D + sum(K ** (o + 1) for o in range(1, t + 1)) + (K * K * D if e else 0)
+
+
 def multiclass_indices(K: int, D: int) -> np.ndarray:
     """svm_multiclass's index of every weight of svmstruct's layout (class-major blocks of D)."""
     return (np.arange(K)[:, None] * D + np.arange(1, D + 1)[None, :]).ravel()
 
 
 def hmm_indices(K: int, D: int, t: int, e: int) -> np.ndarray:
-    """svm_hmm's index of every weight of svmstruct's layout (module docstring)."""
+    """svm_hmm's index of every weight of svmstruct's layout (module docstring). The n-grams of order o in
+    lexicographic order (the earliest tag most significant) are the numbers c + sum_j K^j, c = 0 .. K^(o+1) - 1."""
     base = sum(K ** (o + 1) for o in range(t + 1)) + 1
-    features = np.arange(1, D + 1)
-    parts = [(base + D * np.arange(1, K + 1)[:, None] + features[None, :]).ravel()]
+    features = np.arange(1, D + 1, dtype=np.int64)
+    parts = [(base + D * np.arange(1, K + 1, dtype=np.int64)[:, None] + features[None, :]).ravel()]
     for o in range(1, t + 1):
-        parts.append(np.array([sum(tag * K ** (o - j) for j, tag in enumerate(tags))
-                               for tags in itertools.product(range(1, K + 1), repeat=o + 1)], dtype=np.int64))
+        parts.append(np.arange(K ** (o + 1), dtype=np.int64) + sum(K ** j for j in range(o + 1)))
     if e:
-        pairs = np.array([b + a * K for a in range(1, K + 1) for b in range(1, K + 1)], dtype=np.int64)
+        pairs = (np.arange(1, K + 1, dtype=np.int64)[:, None] * K + np.arange(1, K + 1, dtype=np.int64)).ravel()
         parts.append((base + D * pairs[:, None] + features[None, :]).ravel())
-    return np.concatenate(parts).astype(np.int64)
+    return np.concatenate(parts)

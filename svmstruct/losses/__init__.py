@@ -108,16 +108,24 @@ def problem(name: str) -> Problem:
 
 
 def of_model(trained, problem: str | None = None, source: str | None = None) -> Loss | Problem | None:
-    """The spec a model names: a registered loss, a structured problem (MODULE:CLASS: registered, or yours when
-    PROBLEM, the command line's --problem, names it: svmstruct.problems.load), or None (svm_light's models, a loss
-    of a family not registered here). SOURCE: the model file, for messages."""
+    """The spec a model names: a registered loss, a structured problem (MODULE:CLASS or a short name of svmstruct's:
+    registered, or yours when PROBLEM, the command line's --problem, names it: svmstruct.problems.load), or None
+    (svm_light's models, and ours of a loss registered only where it was trained, whose output is scores). Any other
+    name is refused: scoring it as a linear model would be silently wrong. SOURCE: the model file, for messages."""
     from svmstruct import problems
 
     if trained.format == "svmlight" or trained.loss in REGISTRY:
         return REGISTRY.get(trained.loss)
+    for found in PROBLEMS.values():
+        if trained.loss in found.aliases:
+            return found
     if trained.loss.count(":") == 1:  # a problem's MODULE:CLASS (a loss's name has no colon): checked when loaded
         return problems.named(trained.loss, problem, source)
-    return None
+    if trained.scores:
+        return None
+    raise InputError(f"the model's loss '{trained.loss}' is no loss or problem known here, and its output is not "
+                     "scores (an edited model, or a loss registered only in the process that trained it)", source,
+                     trained.lines.get("loss"))
 
 
 combo.registry_lookup = lookup  # a combo's components are registered losses

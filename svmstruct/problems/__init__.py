@@ -26,7 +26,7 @@ def predict(trained, examples: Sequence, problem: str | None = None, source: str
     """The predictions of a problem's model (trained, or read from its file) for examples [(x, y), ...]. PROBLEM:
     the MODULE:CLASS a user names for a model read from SOURCE."""
     found = named(trained.loss, problem, source)
-    return found.predictions(found.trained_instance(trained), trained, examples, source)
+    return found.predictions(found.trained_instance(trained, source=source), trained, examples, source)
 
 
 def built_in_options() -> dict:
