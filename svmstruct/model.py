@@ -37,6 +37,7 @@ MAGIC = "svmstruct-model"
 VERSION = 1
 MAX_INDEX = LARGEST_INTEGER  # the largest feature index (as the reader)
 DENSE_LIMIT = 1 << 24  # a model whose feature ids go beyond this keeps its weights sparse (`columns`)
+_BLANK = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)  # the bytes of a blank line
 _INTEGER = re.compile(INTEGER)
 _DECIMAL = re.compile(NUMBER + r"\Z")
 
@@ -230,45 +231,42 @@ def save_model(model: Model, path: str, fmt: str = "svmstruct") -> None:
 
 def load_model(path: str) -> Model:
     """Read a model in svmstruct's format, svm_light's (linear or kernel), svm_multiclass's or svm_hmm's (detected
-    from the first line)."""
+    from the first line). svmstruct's weight lines are read from the file's bytes: a model costs about 1.5 times its
+    file's size to read."""
     from svmstruct.io import files
+    from svmstruct.io.lines import Lines
 
-    with files.open_text(path, "model") as f:
-        try:
-            lines = f.read().split("\n")
-        except OSError as e:
-            raise InputError(f"cannot read model: {e.strerror}", path) from None
+    lines = Lines.of(path, "model")
     path = files.display_name(path)
-    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
-    if lines and lines[-1] == "":
-        lines.pop()
-    elif lines:  # every line of a model ends with a newline: a file cut short ends in the middle of one
-        raise InputError("the model ends in the middle of a line (cut short?): a model file's last line ends with "
-                         "a newline", path, len(lines))
-    if not lines:
+    if lines.done():
         raise InputError("empty model file", path, 1)
-    if lines[0].split(" ")[0] == MAGIC:
-        return _parse_svmstruct(lines, path)
-    if lines[0].startswith("SVM-light Version"):
-        return _parse_svmlight(lines, path)
+    first = lines.next()
+    if first.split(" ")[0] == MAGIC:
+        return _parse_svmstruct(first, lines, path)
+    rows = [first, *lines.rest()]
+    if first.startswith("SVM-light Version"):
+        return _parse_svmlight(rows, path)
     from svmstruct.io import struct_models
 
-    if struct_models.kind_of(lines[0]):
-        kind, options, w, at = struct_models.read(lines, path)
+    if struct_models.kind_of(first):
+        kind, options, w, at = struct_models.read(rows, path)
         return Model(w=w, loss=struct_models.PROBLEMS[kind], options={k: str(v) for k, v in options.items()},
                      format=f"svm_{kind}", lines={f"option.{key}": line for key, line in at.items()})
-    raise InputError(f"not a model file (first line '{lines[0][:40]}')", path, 1)
+    raise InputError(f"not a model file (first line '{first[:40]}')", path, 1)
 
 
-def _parse_svmstruct(lines: list, path: str) -> Model:
-    parts = lines[0].split(" ")
+def _parse_svmstruct(first: str, lines, path: str) -> Model:
+    """svmstruct's format: FIRST the format line, LINES (io.lines.Lines) the rest."""
+    parts = first.split(" ")
     if len(parts) != 2 or parts[1] != str(VERSION):
-        raise InputError(f"unsupported model version '{lines[0]}'", path, 1)
+        raise InputError(f"unsupported model version '{first}'", path, 1)
     model = Model(w=np.zeros(0))
     n_features = n_weights = body = threshold = None
     kernel: dict = {}  # `kernel` and `kernel.*` header lines: (value, line number)
     key = ""
-    for lineno, text in enumerate(lines[1:], 2):
+    while not lines.done():
+        text = lines.next()
+        lineno = lines.number
         key, _, value = text.partition(" ")
         if not key or not value:
             raise InputError(f"malformed header line '{text}'", path, lineno)
@@ -290,46 +288,59 @@ def _parse_svmstruct(lines: list, path: str) -> Model:
         else:
             model.header[key] = _text(value)
     if n_features is None or n_weights is None or body is None or threshold is None:
-        raise InputError("model header lacks 'n_features', 'threshold' or 'weights'", path, len(lines))
+        raise InputError("model header lacks 'n_features', 'threshold' or 'weights'", path, lines.number)
     if kernel or key == "basis":
         if key != "basis" or "kernel" not in kernel:
             raise InputError("a kernel model needs both a 'kernel' line and 'basis' lines", path, body)
-        model.kernel = _parse_kernel(kernel, lines[body:], n_weights, n_features, path, body)
+        model.kernel = _parse_kernel(kernel, lines.rest(), n_weights, n_features, path, body)
         model.w = np.zeros(n_features)
         return model
-    rows = lines[body: body + n_weights]
-    if len(rows) != n_weights or any(line.strip() for line in lines[body + n_weights:]):
-        raise InputError(f"expected {n_weights} weight lines, found {len(lines) - body}", path, len(lines))
-    ids, weights = _weight_lines(rows, n_features, path, body)
-    order = np.argsort(ids, kind="stable")
-    ids, weights = ids[order], weights[order]
-    repeated = np.flatnonzero(ids[1:] == ids[:-1])
-    if len(repeated):
-        where = body + 1 + int(order[repeated[0] + 1])
-        raise InputError(f"weight index {ids[repeated[0]] + 1} appears twice", path, where)
+    ids, weights = _weight_lines(lines, n_weights, n_features, path)
+    if np.any(ids[1:] <= ids[:-1]):  # our writer writes them in order: sorted only when they are not
+        order = np.argsort(ids, kind="stable")
+        ids, weights = ids[order], weights[order]
+        repeated = np.flatnonzero(ids[1:] == ids[:-1])
+        if len(repeated):
+            where = body + 1 + int(order[repeated[0] + 1])
+            raise InputError(f"weight index {ids[repeated[0]] + 1} appears twice", path, where)
     model.w, model.columns = _weight_vector(ids, weights, n_features)
     return model
 
 
-def _weight_lines(rows: list, n_features: int, path: str, body: int) -> tuple:
-    """(0-based ids, weights) of the `index value` lines (the first at line body + 1): all at once
-    (io.float_text), or line by line to say which line is wrong and why."""
+def _weight_lines(lines, count: int, n_features: int, path: str) -> tuple:
+    """(0-based ids, weights) of the COUNT `index value` lines that follow in LINES (io.lines.Lines), and nothing
+    after them but blank lines: read from the file's bytes at once (io.float_text); where that fails, the line that
+    fails is read by itself, to say why."""
     from svmstruct.io import float_text
 
-    read = float_text.read_id_value_lines(rows)
-    if read is not None:
-        ids, weights = read
-        if ids.min() >= 1 and ids.max() <= n_features and np.all(np.isfinite(weights)):
-            return ids - 1, weights
-    ids = np.empty(len(rows), dtype=np.int64)
-    weights = np.empty(len(rows))
-    for k, (lineno, text) in enumerate(enumerate(rows, body + 1)):
-        parts = text.split()
-        if len(parts) != 2:
-            raise InputError(f"malformed weight line '{text}'", path, lineno)
-        ids[k] = _int(parts[0], path, lineno, 1, n_features) - 1
-        weights[k] = _float(parts[1], path, lineno)
+    body = lines.number  # the weights' first line is body + 1
+    buf = lines.buffer()
+    ids, weights, bad, end = float_text.read_id_value_block(buf, count)
+    if bad < 0:
+        if not np.isin(buf[end:], _BLANK).all():  # more than blank lines after them
+            raise InputError(f"expected {count} weight lines, found {lines.count() - body}", path, lines.count())
+        outside = np.flatnonzero((ids < 1) | (ids > n_features) | ~np.isfinite(weights))
+        if not len(outside):
+            ids -= 1
+            return ids, weights
+        bad = int(outside[0])
+        end = lines.offset(bad)
+    elif end >= len(buf):  # fewer lines than the header says
+        raise InputError(f"expected {count} weight lines, found {lines.count() - body}", path, lines.count())
+    _weight_line(lines.line_at(end), n_features, path, body + 1 + bad)  # read by itself, the line says why
+    rows = lines.rest()  # a form only the line-by-line reader takes: every line, one at a time
+    ids, weights = np.empty(count, dtype=np.int64), np.empty(count)
+    for k, text in enumerate(rows[:count]):
+        ids[k], weights[k] = _weight_line(text, n_features, path, body + 1 + k)
     return ids, weights
+
+
+def _weight_line(text: str, n_features: int, path: str, lineno: int) -> tuple:
+    """(0-based id, weight) of one `index value` line; InputError at LINENO says what is wrong with it."""
+    parts = text.split()
+    if len(parts) != 2:
+        raise InputError(f"malformed weight line '{text}'", path, lineno)
+    return _int(parts[0], path, lineno, 1, n_features) - 1, _float(parts[1], path, lineno)
 
 
 def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: str, body: int):

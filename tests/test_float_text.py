@@ -96,7 +96,7 @@ def left_to_float(texts) -> float:
     """The share of values float() reads (the rest the numba kernel)."""
     text = "\n".join(f"1 {t}" for t in texts)
     slow_at = np.empty(3 * len(texts), dtype=np.int64)
-    slow = float_text._read_lines(np.frombuffer(text.encode(), dtype=np.uint8), len(texts), np.empty(len(texts),
+    slow, _, _ = float_text._read_lines(np.frombuffer(text.encode(), dtype=np.uint8), len(texts), np.empty(len(texts),
                                   dtype=np.int64), np.empty(len(texts)), slow_at)
     return slow / len(texts)
 

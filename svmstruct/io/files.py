@@ -25,8 +25,9 @@ from svmstruct.errors import InputError, OutputError
 STDIO = "-"
 
 
-def open_binary(path: str) -> BinaryIO:
-    """A data file for reading (`-`: stdin; gzip recognised by its magic bytes, on stdin too)."""
+def open_binary(path: str, what: str = "") -> BinaryIO:
+    """A data file for reading (`-`: stdin; gzip recognised by its magic bytes, on stdin too); WHAT names it in the
+    message of a file that cannot be opened (InputError)."""
     if path == STDIO:
         stdin = sys.stdin.buffer
         if hasattr(stdin, "peek") and stdin.peek(2)[:2] == b"\x1f\x8b":
@@ -43,7 +44,7 @@ def open_binary(path: str) -> BinaryIO:
         f.close()
         return gzip.open(path, "rb")  # type: ignore[return-value]
     except OSError as e:
-        raise InputError(f"cannot open: {e.strerror or e}", path) from None
+        raise InputError(f"cannot open{' ' + what if what else ''}: {e.strerror or e}", path) from None
 
 
 def open_text(path: str, what: str = "file"):

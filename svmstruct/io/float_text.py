@@ -309,34 +309,56 @@ def _long_decimal(buf, p, end):
 
 @njit(cache=True)
 def _read_lines(buf, count, ids, values, slow_at):
-    """Parse `count` lines of two whitespace-separated tokens, an integer and a decimal, joined by newlines: ids,
-    values (the exact doubles this module reads); slow_at[3k:3k + 3] the line and the text's bounds of the k-th value
-    left to float(). Returns the number of those, or -1 when a line has another form (the caller's line-by-line
-    reader says which and why)."""
+    """Parse `count` lines of two whitespace-separated tokens, an integer and a decimal, each ended by a newline (the
+    last one may end with the buffer): ids, values (the exact doubles this module reads); slow_at[3k:3k + 3] the line
+    and the text's bounds of the k-th value left to float(), as far as slow_at holds. Returns (the number of values
+    left to float(), -1 or the first line that has another form or is missing, the position after the last line)."""
     n = buf.shape[0]
     start = 0
     slow = 0
+    room = slow_at.shape[0] // 3
     for k in range(count):
+        if start >= n:
+            return slow, k, start
         end = start
         while end < n and buf[end] != 10:
             end += 1
         p, q = _next_token(buf, start, end)
         ok, ids[k] = _parse_int(buf, p, q)
         if not ok:
-            return -1
+            return slow, k, start
         p, q = _next_token(buf, q, end)
         if p == q or not is_decimal(buf, p, q) or _next_token(buf, q, end)[0] != end:
-            return -1
+            return slow, k, start
         ok, values[k] = fast_float(buf, p, q)
         if not ok:
             ok, values[k] = _long_decimal(buf, p, q)
         if not ok:
-            slow_at[3 * slow] = k
-            slow_at[3 * slow + 1] = p
-            slow_at[3 * slow + 2] = q
+            if slow < room:
+                slow_at[3 * slow] = k
+                slow_at[3 * slow + 1] = p
+                slow_at[3 * slow + 2] = q
             slow += 1
         start = end + 1
-    return slow
+    return slow, -1, start
+
+
+def read_id_value_block(buf: np.ndarray, count: int) -> tuple:
+    """(ids, values, -1, end) of the first COUNT `index value` lines of the bytes BUF (a uint8 array), read as int()
+    and float() read them, end the position after them; or (None, None, k, start) when line k (at position start)
+    has another form or is missing (the caller reads it by itself to say why)."""
+    ids = np.empty(count, dtype=np.int64)
+    values = np.empty(count)
+    slow_at = np.empty(3 * min(count, 4096), dtype=np.int64)
+    slow, bad, end = _read_lines(buf, count, ids, values, slow_at)
+    if bad >= 0:
+        return None, None, bad, end
+    if 3 * slow > len(slow_at):  # more values than expected left to float(): read again with room for all
+        slow_at = np.empty(3 * slow, dtype=np.int64)
+        slow, bad, end = _read_lines(buf, count, ids, values, slow_at)
+    for row, start, stop in slow_at[:3 * slow].reshape(-1, 3).tolist():
+        values[row] = float(buf[start:stop].tobytes())
+    return ids, values, -1, end
 
 
 def read_id_value_lines(rows: list) -> tuple | None:
@@ -345,13 +367,5 @@ def read_id_value_lines(rows: list) -> tuple | None:
     text = "\n".join(rows)
     if not rows or not text.isascii():
         return None
-    buf = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    ids = np.empty(len(rows), dtype=np.int64)
-    values = np.empty(len(rows))
-    slow_at = np.empty(3 * len(rows), dtype=np.int64)
-    slow = _read_lines(buf, len(rows), ids, values, slow_at)
-    if slow < 0:
-        return None
-    for row, start, end in slow_at[:3 * slow].reshape(-1, 3).tolist():
-        values[row] = float(text[start:end])
-    return ids, values
+    ids, values, bad, _ = read_id_value_block(np.frombuffer(text.encode("ascii"), dtype=np.uint8), len(rows))
+    return None if bad >= 0 else (ids, values)
