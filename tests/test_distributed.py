@@ -13,6 +13,7 @@ from svmstruct.io import data
 from svmstruct.train import loop
 
 from conftest import ROOT, invoke, invoke_here
+from test_robustness import one_line_error
 
 pytest.importorskip("distributed")
 
@@ -284,3 +285,85 @@ def test_a_local_cluster_that_does_not_start_is_one_line(shards, tmp_path):
                  env={"DASK_TEMPORARY_DIRECTORY": "/etc/hostname/sub"})
     assert run.returncode == 5 and run.stderr.count("\n") == 1, run.stderr
     assert "the local Dask cluster did not start" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_missing_shard_is_refused_before_a_local_cluster_starts(shards, tmp_path):
+    """--workers 4 on a file that does not exist started a cluster of 4 processes (24 s) and printed Dask's `Compute
+    Failed` block with a traceback before the one line; a shard that does not parse is one line too."""
+    import time
+
+    started = time.monotonic()
+    run = invoke("learn", "-l", "pairs", "--workers", "4", tmp_path / "nothing.txt", tmp_path / "m")
+    one_line_error(run, 1, "nothing.txt: cannot open")
+    assert time.monotonic() - started < 10
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 qid:1 1:x\n")
+    one_line_error(invoke("learn", "-l", "pairs", "--workers", "2", bad, tmp_path / "m"), 1, "bad.txt:1:")
+    assert not (tmp_path / "m").exists()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ranking_data(path, queries: range, rng) -> None:
+    with open(path, "w") as f:
+        for q in queries:
+            X = rng.normal(size=(30, 40))
+            labels = np.clip(np.round(X[:, 0] + X[:, 1] + rng.normal(size=30)), 0, 3).astype(int)
+            f.writelines(f"{y} qid:{q + 1} " + " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(row)) + "\n"
+                         for y, row in zip(labels, X))
+
+
+@pytest.mark.slow
+def test_a_scheduler_killed_mid_training_is_one_line_and_the_previous_model_stays(tmp_path):
+    """The scheduler of --scheduler killed (SIGKILL) at iteration 2: one line on stderr, exit 5, no traceback (there
+    were two chained ones), and the model file that was there is untouched."""
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    dask = str(Path(sys.executable).with_name("dask"))
+    port = _free_port()
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "5s"}
+    scheduler = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                  "--dashboard-address", ":0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 env=env)
+    worker = None
+    try:
+        address = f"tcp://127.0.0.1:{port}"
+        worker = subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--no-dashboard"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        rng = np.random.default_rng(4)
+        shards = [tmp_path / "a.txt", tmp_path / "b.txt"]
+        for i, shard in enumerate(shards):
+            _ranking_data(shard, range(200 * i, 200 * (i + 1)), rng)
+        model = tmp_path / "prev.model"
+        model.write_text("old\n")
+        quick = ("import sys; from svmstruct.train import distributed; distributed.CONNECT_TIMEOUT = 5.0; "
+                 "from svmstruct.__main__ import main; sys.exit(main())")  # Dask's client waits 30 s to reconnect
+        learn = subprocess.Popen([sys.executable, "-c", quick, "learn", "-l", "pairs", "-c", "1000", "-e", "0.0000001", "--scheduler",
+                                  address, *map(str, shards), str(model)], stderr=subprocess.PIPE, text=True, env=env)
+        seen = []
+        for line in learn.stderr:
+            seen.append(line)
+            if line.startswith("iter    2"):
+                scheduler.kill()
+                break
+        seen += learn.stderr.readlines()
+        learn.wait(120)
+        assert scheduler.poll() is not None, ("training ended before the scheduler was killed", seen)
+        one_line_error(subprocess.CompletedProcess([], learn.returncode, "", "".join(
+            line for line in seen if not line.startswith(("iter", "Training set", "Reading")))), 5, "Dask")
+        assert "Traceback" not in "".join(seen) and model.read_text() == "old\n"
+    finally:
+        for process in (worker, scheduler):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait(30)
+        time.sleep(0)

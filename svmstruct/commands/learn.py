@@ -188,8 +188,12 @@ def _training_source(checked, log):
         yield training.LocalSource(dataset, checked.kernel), lambda ready: (
             f"Training set {dataset.path}: {dataset.n_docs} documents, {dataset.n_features} features")
         return
+    from svmstruct.io import files
     from svmstruct.train import distributed
 
+    if run.workers is not None:  # a local cluster's workers read the files here: each must open, before it starts
+        for path in run.train_files:
+            files.open_binary(path).close()
     client, close, threads = distributed.client_for(run.workers, run.scheduler)
     try:
         cluster = distributed.Cluster(client, list(run.train_files), run.single_precision, layout, threads,

@@ -199,13 +199,13 @@ class Cluster:
         self.actors = [f for f in self._wait([self._submit(p) for p in self.paths], "reading")]
 
     def _submit(self, path: str):
-        return self.client.submit(Shard, path, *self.read, actor=True, pure=False)
+        return _dask_call(f"reading {path}", self.client.submit, Shard, path, *self.read, actor=True, pure=False)
 
     def _wait(self, futures: list, doing: str) -> list:
         out = []
         for path, future in zip(self.paths, futures):
             try:
-                out.append(future.result(timeout=TIMEOUT))
+                out.append(_dask_call(f"{doing} {path}", future.result, timeout=TIMEOUT))
             except TimeoutError:
                 raise DistributedError(f"no worker finished {doing} {path} within {TIMEOUT:g} s") from None
         return out
@@ -214,20 +214,21 @@ class Cluster:
         """method(*args) on every shard (or those listed), answers in shard order; a shard whose worker
         is lost is reloaded and asked again."""
         indices = range(len(self.actors)) if shards is None else shards
-        futures = {i: getattr(self.actors[i], method)(*args) for i in indices}
+        futures = {i: _dask_call(f"calling {self.paths[i]}", getattr(self.actors[i], method), *args)
+                   for i in indices}
         size = payload_bytes(args)
         answers = []
         for i, future in futures.items():
             for attempt in range(RETRIES + 1):
                 try:
-                    answer = future.result(timeout=TIMEOUT)
+                    answer = _dask_call(f"waiting for {self.paths[i]}", future.result, timeout=TIMEOUT)
                     break
                 except (OSError, TimeoutError) as e:  # the actor's worker is gone (or silent)
                     if attempt == RETRIES:
                         raise DistributedError(f"lost the worker holding {self.paths[i]} {RETRIES + 1} times "
                                                f"({type(e).__name__}: {e}); no model written") from None
                     self._reload(i)
-                    future = getattr(self.actors[i], method)(*args)
+                    future = _dask_call(f"calling {self.paths[i]}", getattr(self.actors[i], method), *args)
             self.traffic.calls += 1
             self.traffic.sent += size
             self.traffic.received += payload_bytes(answer)
@@ -241,20 +242,35 @@ class Cluster:
         if self.on_reload:
             self.on_reload(message)
         actor = self._wait_one(self._submit(self.paths[i]), self.paths[i])
+        doing = f"bringing {self.paths[i]} back to the run's state"
         if self.built is not None:
-            actor.build(*self.built).result(timeout=TIMEOUT)
+            _dask_call(doing, lambda: actor.build(*self.built).result(timeout=TIMEOUT))
             if self.dim:
-                actor.widen(self.dim).result(timeout=TIMEOUT)
+                _dask_call(doing, lambda: actor.widen(self.dim).result(timeout=TIMEOUT))
             w_b, w_t, w_imputed = self.state
             if w_b is not None:
-                actor.restore(w_b, w_t, w_imputed).result(timeout=TIMEOUT)
+                _dask_call(doing, lambda: actor.restore(w_b, w_t, w_imputed).result(timeout=TIMEOUT))
         self.actors[i] = actor
 
     def _wait_one(self, future, path: str):
         try:
-            return future.result(timeout=TIMEOUT)
+            return _dask_call(f"reading {path} again", future.result, timeout=TIMEOUT)
         except TimeoutError:
             raise DistributedError(f"no worker took {path} within {TIMEOUT:g} s") from None
+
+
+def _dask_call(doing: str, call: Callable, *args, **kwargs):
+    """call(*args, **kwargs), a call into Dask while DOING something: an error of ours raised on a worker (a bad
+    shard) as it is, a lost or silent worker (OSError, TimeoutError) to the caller, which reloads the shard; anything
+    else Dask raises (the scheduler gone, a cancelled future, a closed connection) a DistributedError of one line."""
+    try:
+        return call(*args, **kwargs)
+    except (SvmStructError, OSError, TimeoutError):
+        raise
+    except Exception as e:  # noqa: BLE001 - Dask's errors are many; each becomes one line
+        message = [line for line in str(e).strip().splitlines() if line.strip()]
+        raise DistributedError(f"the Dask cluster failed while {doing}: {type(e).__name__}"
+                               f"{': ' + message[0] if message else ''}; no model written") from None
 
 
 class DistributedEvaluator:
@@ -483,7 +499,8 @@ def client_for(workers: int | None = None, scheduler: str | None = None, threads
     dask.config.set({"logging.distributed": "critical"})
     import logging
 
-    logging.getLogger("distributed").setLevel(logging.CRITICAL)  # its errors become one line of ours
+    for name in ("distributed", *(name for name in logging.root.manager.loggerDict if name.startswith("distributed."))):
+        logging.getLogger(name).setLevel(logging.CRITICAL)  # its errors become one line of ours
     if scheduler is not None:
         address = reachable_scheduler(scheduler)
         client = _within(CONNECT_TIMEOUT, lambda: Client(address, timeout=f"{int(CONNECT_TIMEOUT)}s"),
@@ -497,7 +514,7 @@ def client_for(workers: int | None = None, scheduler: str | None = None, threads
         raise UsageError(f"a local cluster needs at least one worker, got {workers!r}")
     local = _within(LOCAL_START_TIMEOUT, lambda: LocalCluster(
         n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0",
-        memory_limit=0), "the local Dask cluster did not start", "it did not start")
+        memory_limit=0, silence_logs=logging.CRITICAL), "the local Dask cluster did not start", "it did not start")
     client = Client(local)
 
     def close():
