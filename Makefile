@@ -159,7 +159,7 @@ bench-kernel: install
 bench-eval: install
 	ANCHOR_BIN=$(ANCHOR_BIN) $(BIN)/python scripts/bench_eval.py --shared $(SHARED)
 
-# bad inputs as users meet them (66 cases), through the resident worker and in their own processes: tracebacks,
+# bad inputs as users meet them (99 cases as root), through the resident worker and in their own processes: tracebacks,
 # silent wrong outputs, lost files, messages of more than one line, and differences between the two ways
 .PHONY: audit
 audit: install

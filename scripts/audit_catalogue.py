@@ -23,6 +23,14 @@ SMALL = ROOT / "data" / "mq2008-small"
 SVM = str(Path(sys.executable).with_name("svmstruct"))
 
 FAIL, OK = "fail", "ok"
+
+
+def _has_dask() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("distributed") is not None
+
+
 # (name, shell command with $SVM, must fail or succeed); files named in KEEP must not change
 CASES = [
     ("learn: missing file", "$SVM learn -v 0 nothing.txt m.out", FAIL),
@@ -115,12 +123,28 @@ CASES = [
      OK),
     ("classify: /dev/fd/5 of a deleted file", "exec 5> x && rm x && $SVM classify test.txt model /dev/fd/5", OK),
     *([("classify: another user's link in a sticky folder", "$SVM classify test.txt model sticky/r.pred", FAIL),
-       ("learn: another user's link in a sticky folder", "$SVM learn -v 0 train.txt sticky/r.pred", FAIL)]
+       ("learn: another user's link in a sticky folder", "$SVM learn -v 0 train.txt sticky/r.pred", FAIL),
+       ("classify: another user's file in a sticky folder", "$SVM classify test.txt model sticky/theirs.pred", FAIL),
+       ("learn: another user's file in a sticky folder", "$SVM learn -v 0 train.txt sticky/theirs.pred", FAIL),
+       ("classify: another user's FIFO in a sticky folder", "$SVM classify test.txt model sticky/f.pred", FAIL)]
       if os.geteuid() == 0 else []),
+    ("classify: svm_multiclass classes 10 -> 9", "$SVM classify digits.test digits9.mc", FAIL),
+    ("classify: svm_multiclass features 64 -> 63", "$SVM classify digits.test digits63.mc", FAIL),
+    ("classify: svm_multiclass classes = features = 2^31-1", "$SVM classify digits.test digits-huge.mc", FAIL),
+    ("classify: svm_hmm tags 26 -> 25", "$SVM classify letters.test letters25.hmm", FAIL),
+    ("classify: svm_hmm 200 tags, --t 3", "$SVM classify letters.test letters200.hmm", FAIL),
+    ("classify: a problem model of loss multiclass", "$SVM classify mc.svm short.model", OK),
+    ("classify: a problem model of an unknown loss", "$SVM classify mc.svm unknown.model", FAIL),
+    ("classify: a problem model with option.rescaling 5", "$SVM classify mc.svm rescaling.model", FAIL),
+    ("eval: pairacc of one query of 50,000 documents", "$SVM eval -m pairacc long.txt long.pred", OK),
+    *([("learn: --workers 2 on a missing file", "$SVM learn -v 0 -l pairs --workers 2 nothing.txt m.out", FAIL),
+       ("learn: --workers 2 on a shard that does not parse", "$SVM learn -v 0 -l pairs --workers 2 nan.txt m.out",
+        FAIL)] if _has_dask() else []),
 ]
 FORBIDDEN = ["pwned.txt", "x (deleted)", "venv/pyvenv.cfg", "pyvenv.cfg"]  # what no case may create
 KEEP = ["train.txt", "test.txt", "model", "pred", "notes.txt", "array.npy", "cut.model", "cut.svl", "nothreshold.model",
-        "huge.model", "overflow.svl", "div.svm", "div.qrels", "hashed.svl", "bomb.ckpt", "deep.ckpt", "secret"]
+        "huge.model", "overflow.svl", "div.svm", "div.qrels", "hashed.svl", "bomb.ckpt", "deep.ckpt", "secret",
+        "digits.mc", "letters.hmm", *(["sticky/theirs.pred"] if os.geteuid() == 0 else [])]
 
 
 def prepare(folder: Path) -> None:
@@ -205,13 +229,52 @@ def prepare_trust(folder: Path, env: dict) -> None:
         (folder / "sticky").mkdir()
         (folder / "sticky").chmod(0o1777)
         os.symlink("../secret", folder / "sticky" / "r.pred")
-        plant(folder)
+        (folder / "sticky" / "theirs.pred").write_text("theirs\n")
+    prepare_models(folder, env, text)
+
+
+def prepare_models(folder: Path, env: dict, problem_model: str) -> None:
+    """The originals' model files with edited headers, problem models with an edited loss or option, and one query
+    of 50,000 documents with its predictions."""
+    import numpy as np
+
+    struct = ROOT / "data" / "struct"
+    shutil.copy(struct / "digits.test.svm", folder / "digits.test")
+    shutil.copy(struct / "letters.test.hmm", folder / "letters.test")
+    for problem, train, out, extra in (("multiclass", "digits.train.svm", "digits.mc", ["-c", "100"]),
+                                       ("hmm", "letters.train.hmm", "letters.hmm", ["-c", "10", "--t", "2"])):
+        subprocess.run([SVM, "learn", "--problem", problem, *extra, "--format", f"svm_{problem}", "-v", "0",
+                        struct / train, out], cwd=folder, env=env, check=True)
+    for source, name, edits in (
+            ("digits.mc", "digits9.mc", {1: "9 # number of classes"}),
+            ("digits.mc", "digits63.mc", {2: "63 # number of base features"}),
+            ("digits.mc", "digits-huge.mc", {1: "2147483647 # number of classes", 2: "2147483647 # features"}),
+            ("letters.hmm", "letters25.hmm", {9: "25 # number of classes"}),
+            ("letters.hmm", "letters200.hmm", {9: "200 # number of classes", 10: "3 # HMM order of transitions"})):
+        lines = (folder / source).read_text().split("\n")
+        for at, line in edits.items():
+            lines[at] = line
+        (folder / name).write_text("\n".join(lines))
+    loss = next(line for line in problem_model.splitlines() if line.startswith("loss "))
+    (folder / "short.model").write_text(problem_model.replace(loss, "loss multiclass"))
+    (folder / "unknown.model").write_text(problem_model.replace(loss, "loss nonsense"))
+    (folder / "rescaling.model").write_text(problem_model.replace("option.rescaling 2", "option.rescaling 5"))
+    rng = np.random.default_rng(0)
+    labels, scores = rng.integers(0, 3, 50_000), rng.normal(size=50_000)
+    (folder / "long.txt").write_text("".join(f"{y} qid:1 1:{s:.3f}\n" for y, s in zip(labels, scores)))
+    (folder / "long.pred").write_text("".join(f"{s:.6f}\n" for s in scores + labels))
 
 
 def plant(folder: Path) -> None:
-    """The link in the sticky folder belongs to another user (a copy of the folder makes it root's again)."""
+    """The link, file and FIFO in the sticky folder belong to another user (a copy of the folder makes the link and
+    the file root's again; the FIFO is made here, as a copy would read it)."""
     if (folder / "sticky").exists():
         os.lchown(folder / "sticky" / "r.pred", 54321, 54321)
+        os.chown(folder / "sticky" / "theirs.pred", 54321, 54321)
+        (folder / "sticky" / "theirs.pred").chmod(0o666)
+        if not (folder / "sticky" / "f.pred").exists():
+            os.mkfifo(folder / "sticky" / "f.pred", 0o666)
+        os.chown(folder / "sticky" / "f.pred", 54321, 54321)
 
 
 def snapshot(folder: Path) -> dict:

@@ -459,6 +459,22 @@ def test_a_read_only_installation_and_home_still_run(tmp_path):
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and any(folder.rglob("*.nbi"))
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a folder of another user)")
+def test_another_users_folder_under_the_kernels_name_costs_only_the_cache(tmp_path, monkeypatch):
+    """Where numba must keep its kernels in the temporary folder, another user who made svmstruct-numba-UID first
+    used to make every command fail; now the command compiles into a private folder of an unpredictable name."""
+    from svmstruct.compute import numba_cache
+
+    monkeypatch.setattr(numba_cache.tempfile, "tempdir", str(tmp_path))
+    taken = tmp_path / f"svmstruct-numba-{os.geteuid()}"
+    taken.mkdir(mode=0o700)
+    os.chown(taken, OTHER_UID, OTHER_UID)
+    folder, created = numba_cache._private_folder()
+    assert created and folder != str(taken) and Path(folder).parent == tmp_path
+    info = os.lstat(folder)
+    assert info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) == 0o700
+
+
 def test_resuming_after_sigkill_keeps_the_previous_checkpoint(tmp_path):
     """A checkpoint being replaced when SIGKILL comes: the previous one stays whole (the new one has no name yet)."""
     state, args = _checkpoint(tmp_path)

@@ -61,7 +61,8 @@ def _writable(folder: str) -> bool:
 
 def _private_folder() -> tuple:
     """(this user's kernel folder in the temporary folder, whether it was created now): a folder of this user that
-    nobody else may enter (OSError when there is none to be had)."""
+    nobody else may enter (OSError when there is none to be had). When another user holds its name (made first in a
+    shared /tmp), a folder of an unpredictable name for this process alone, removed at its end."""
     folder = os.path.join(tempfile.gettempdir(), f"svmstruct-numba-{os.geteuid()}")
     try:
         os.mkdir(folder, 0o700)
@@ -70,7 +71,12 @@ def _private_folder() -> tuple:
         created = False
     info = os.lstat(folder)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
-        raise OSError(f"{folder} is not a private folder of this user")
+        import atexit
+        import shutil
+
+        folder = tempfile.mkdtemp(prefix=f"svmstruct-numba-{os.geteuid()}-")  # 0700, a name nobody can take first
+        atexit.register(shutil.rmtree, folder, True)
+        return folder, True
     if not _writable(folder):
         raise OSError(f"{folder} is not writable")
     return folder, created
