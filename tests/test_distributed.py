@@ -347,8 +347,9 @@ def test_a_scheduler_killed_mid_training_is_one_line_and_the_previous_model_stay
         model.write_text("old\n")
         quick = ("import sys; from svmstruct.train import distributed; distributed.CONNECT_TIMEOUT = 5.0; "
                  "from svmstruct.__main__ import main; sys.exit(main())")  # Dask's client waits 30 s to reconnect
-        learn = subprocess.Popen([sys.executable, "-c", quick, "learn", "-l", "pairs", "-c", "1000", "-e", "0.0000001", "--scheduler",
-                                  address, *map(str, shards), str(model)], stderr=subprocess.PIPE, text=True, env=env)
+        learn = subprocess.Popen([sys.executable, "-c", quick, "learn", "-l", "pairs", "-c", "1000", "-e", "0.0000001",
+                                  "--scheduler", address, *map(str, shards), str(model)], stderr=subprocess.PIPE,
+                                 text=True, env=env)
         seen = []
         for line in learn.stderr:
             seen.append(line)

@@ -48,6 +48,9 @@ class Dataset:
 _DOCID = re.compile(rb"docid\s*=\s*(\S+)")
 
 
+HASH_KERNEL_ROWS = 200_000  # Docids.hashes: numba's loop from this many docids
+
+
 class Docids:
     """The docids of a file, stored compactly (one byte string + offsets); indexing gives str."""
 
@@ -88,9 +91,13 @@ class Docids:
         self._lengths.append(lengths)
 
     def hashes(self) -> np.ndarray:
-        """A 64-bit hash of every docid (FNV-1a over its first 64 bytes, seeded with its length): equal
-        docids have equal hashes (numba's loop: no temporary arrays)."""
-        from svmstruct.dataset.ranking import fnv_hashes
+        """A 64-bit hash of every docid: equal docids have equal hashes (FNV-1a over its first 64 bytes, seeded with
+        its length, in numba's loop without temporary arrays; for a few docids Python's hash of each)."""
+        from svmstruct.compute import paths
+
+        if not paths.compiled(len(self), HASH_KERNEL_ROWS):
+            return np.array([hash(self[i]) for i in range(len(self))], dtype=np.int64).view(np.uint64)
+        from svmstruct.dataset.order_kernels import fnv_hashes
 
         out = np.empty(len(self), dtype=np.uint64)
         fnv_hashes(np.frombuffer(self._blob, dtype=np.uint8), self._offsets, out)

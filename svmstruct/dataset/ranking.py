@@ -1,32 +1,10 @@
 """The order of documents every room shares: trec_eval's tie order (score descending, ties by docid descending)
-for one query or every query of a file, and the docid hash behind documents.Docids.hashes (numba)."""
+for one query or every query of a file (the kernels: dataset.order_kernels)."""
 import numpy as np
-from numba import njit
 
+from svmstruct.compute import paths
 
-@njit(cache=True, nogil=True)
-def order_by_score(scores, qptr, ranking, tied):
-    """Every query's rows by score descending, ties in row order (a stable sort per query), written to ranking
-    as positions in the file; tied[q]: query q has two equal scores."""
-    for q in range(qptr.shape[0] - 1):
-        lo, hi = qptr[q], qptr[q + 1]
-        order = np.argsort(-scores[lo:hi], kind="mergesort")
-        tied[q] = False
-        for r in range(hi - lo):
-            ranking[lo + r] = lo + order[r]
-            if r > 0 and scores[ranking[lo + r]] == scores[ranking[lo + r - 1]]:
-                tied[q] = True
-
-
-@njit(cache=True, nogil=True)
-def fnv_hashes(blob, offsets, out):
-    """documents.Docids.hashes: FNV-1a over the first 64 bytes of every docid, seeded with its length."""
-    for i in range(offsets.shape[0] - 1):
-        a, b = offsets[i], offsets[i + 1]
-        h = np.uint64(b - a) ^ np.uint64(14695981039346656037)
-        for k in range(a, min(b, a + 64)):
-            h = (h ^ np.uint64(blob[k])) * np.uint64(1099511628211)
-        out[i] = h
+KERNEL_ROWS = 200_000  # trec_ranking: numba's per-query sort from this many rows (make bench-startup)
 
 
 def trec_order(scores: np.ndarray, docids) -> np.ndarray:
@@ -39,13 +17,23 @@ def trec_order(scores: np.ndarray, docids) -> np.ndarray:
 
 
 def trec_ranking(scores, qptr, docids) -> np.ndarray:
-    """Every query's rows in trec_order (a permutation of all rows, query by query): a sort of every query
-    (numba); the docids are looked at only in the queries that have tied scores."""
+    """Every query's rows in trec_order (a permutation of all rows, query by query): a stable sort of every query
+    by score descending (numba's per query, or one numpy sort by query and score: compute.paths), then by docid in
+    the queries that have tied scores, the only ones whose docids are looked at."""
     scores = np.asarray(scores, dtype=float)
-    ranking = np.empty(len(scores), dtype=np.int64)
-    has_tie = np.empty(len(qptr) - 1, dtype=np.bool_)
-    order_by_score(scores, np.asarray(qptr, dtype=np.int64), ranking, has_tie)
-    tied = np.flatnonzero(has_tie)
+    qptr = np.asarray(qptr, dtype=np.int64)
+    if paths.compiled(len(scores), KERNEL_ROWS):
+        from svmstruct.dataset.order_kernels import order_by_score
+
+        ranking = np.empty(len(scores), dtype=np.int64)
+        has_tie = np.empty(len(qptr) - 1, dtype=np.bool_)
+        order_by_score(scores, qptr, ranking, has_tie)
+        tied = np.flatnonzero(has_tie)
+    else:
+        query = np.repeat(np.arange(len(qptr) - 1), np.diff(qptr))
+        ranking = np.lexsort((-scores, query))  # stable: equal scores in row order, as the kernel's mergesort
+        ordered = scores[ranking]
+        tied = np.unique(query[1:][(ordered[1:] == ordered[:-1]) & (query[1:] == query[:-1])])
     for q in tied.tolist():
         lo, hi = int(qptr[q]), int(qptr[q + 1])
         ranking[lo:hi] = lo + trec_order(scores[lo:hi], docids[lo:hi])

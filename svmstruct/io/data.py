@@ -93,19 +93,113 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
     column): a line's target, qid (sid, cost) and comment are read and checked as always, the rest is skipped
     unread, in one pass over the file (_read_labels).
     """
-    if not features:
-        return _read_labels(path, dtype)
-    return _read(path, n_features, dtype, layout)
-
-
-def _read(path: str, n_features: int | None, dtype, layout: str) -> Dataset:
-    """read_svmlight by the parsing kernels (numba), in two passes."""
     name = "<stdin>" if path == "-" else path
     with files.open_binary(path) as f:
-        seekable = path != "-" and not isinstance(f, gzip.GzipFile) and f.seekable()  # not: a pipe, a FIFO
-        dataset = _read_from(f, name, seekable, n_features, dtype, layout)
+        small = _small_text(f)
+        if small is None:  # the numba kernels (compute.paths)
+            f = _Prefixed(f, _held(f))  # the bytes looked at already come first
+            if not features:
+                return _read_labels(f, name, dtype)
+            return _read(f, name, path != "-", n_features, dtype, layout)
+    return _read_twin(small, name, n_features, dtype, layout, features)
+
+
+TWIN_BYTES = 1 << 20  # a file up to this size is read by the Python twin (io.svmlight_twin), without numba
+
+
+def _small_text(f) -> bytes | None:
+    """All of F's text when it is small enough for the Python twin to read faster than numba starts and numba is
+    not loaded already (compute.paths), else None; what was read of a pipe to find out comes first later (_held)."""
+    from svmstruct.compute import paths
+
+    size = _plain_size(f)
+    if size is not None and paths.compiled(size, TWIN_BYTES + 1):
+        return None
+    try:
+        head = f.read(TWIN_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputError(f"cannot read (corrupt or truncated?): {e}", getattr(f, "name", "<input>")) from None
+    if not paths.compiled(len(head), TWIN_BYTES + 1):
+        return head
+    f.svmstruct_held = head  # type: ignore[attr-defined]
+    return None
+
+
+def _held(f) -> bytes:
+    return getattr(f, "svmstruct_held", b"")
+
+
+class _Prefixed:
+    """A binary file whose first bytes were read already (HEAD): they come first, then the rest of it."""
+
+    def __init__(self, f, head: bytes):
+        self.f, self.head, self.at = f, head, 0
+
+    def readinto(self, buffer) -> int:
+        if self.at < len(self.head):
+            n = min(len(buffer), len(self.head) - self.at)
+            buffer[:n] = self.head[self.at:self.at + n]
+            self.at += n
+            return n
+        return self.f.readinto(buffer)
+
+    def seek(self, position: int) -> None:
+        self.f.seek(position)
+        self.head, self.at = b"", 0
+
+    def seekable(self) -> bool:
+        return not self.head and self.f.seekable()
+
+    def fileno(self) -> int:
+        if isinstance(self.f, gzip.GzipFile):  # (its descriptor is the compressed file's)
+            raise OSError("a gzip stream")
+        return self.f.fileno()
+
+
+def _read(f, name: str, named: bool, n_features: int | None, dtype, layout: str) -> Dataset:
+    """read_svmlight by the parsing kernels (numba), in two passes (NAMED: not stdin)."""
+    seekable = named and not isinstance(f.f, gzip.GzipFile) and f.seekable()  # not: a pipe, a FIFO
+    dataset = _read_from(f, name, seekable, n_features, dtype, layout)
     assert dataset is not None
     return dataset
+
+
+def _read_twin(text: bytes, name: str, n_features: int | None, dtype, layout: str, features: bool) -> Dataset:
+    """read_svmlight of a small file's TEXT by the Python twin (io.svmlight_twin): the dataset the kernels give,
+    checked in the same order (the first parse error, unless a qid error comes before it; then single precision,
+    then the qids)."""
+    from svmstruct.io import svmlight_twin as twin
+
+    rows, problem = twin.parse(text, features)
+    got = twin.arrays(rows, features, dtype)
+    n = len(got["y"])
+    out = _Arrays.empty(n, 0, dtype, False, 0, features=False)
+    out.y, out.qid, out.has_qid, out.lines = got["y"], got["qid"], got["has_qid"], got["lines"]
+    if problem is not None:
+        raise _first_error(problem, out, 0, n, name)
+    if n == 0:
+        raise InputError("no examples", name)
+    docids = Docids()
+    found = [None if comment is None else docid_from_comment(comment) for comment in rows.comments]
+    docids.extend([b"L%d" % line if docid is None else docid.encode() for docid, line in zip(found, rows.lines)])
+    if not features:
+        mixed = _mixed_qid_error(out, n, name)
+        if mixed is not None:
+            raise mixed
+        any_qid = bool(out.has_qid[0])
+        qptr = group_queries(out.qid, out.lines, name) if any_qid else np.array([0, n], dtype=np.int64)
+        return Dataset(np.zeros((n, 0), dtype=dtype), out.y, out.qid, qptr, docids.freeze(), out.lines, name, any_qid,
+                       targets_only=_SECOND_TOKEN.search(text) is None)
+    width = max(rows.highest, n_features or 0)
+    itemsize = np.dtype(dtype).itemsize
+    nnz = len(got["values"])
+    dense = layout == "dense" or (layout == "auto" and n * width * itemsize <= nnz * (itemsize + 4))
+    out.indptr, out.indices, out.values = got["indptr"], got["indices"], got["values"]
+    if dense and width <= COMPACT_ABOVE:  # as the kernel writes it: every value assigned in place
+        out.dense = True
+        out.X = np.zeros((n, width), dtype=dtype)
+        out.X[np.repeat(np.arange(n), np.diff(out.indptr)), out.indices] = out.values
+    return _assembled(out, width, rows.highest, docids, layout, name)
 
 
 def _read_from(f, name: str, seekable: bool, n_features: int | None, dtype, layout: str, first_line: int = 0,
@@ -153,23 +247,31 @@ def _read_from(f, name: str, seekable: bool, n_features: int | None, dtype, layo
             parsed_rows = calls[-1][-1]
     if parsed_rows != rows:
         raise InputError(f"the file changed while it was read ({parsed_rows} rows, expected {rows})", name)
+    return _assembled(out, width, highest, docids, layout, name)
+
+
+def _assembled(out: _Arrays, width: int, highest: int, docids: Docids, layout: str, name: str) -> Dataset:
+    """The Dataset of a parsed file's arrays (OUT's rows, all of them), checked after parsing as both readers check
+    it: single precision, then the qids; a sparse file's columns compacted above COMPACT_ABOVE, then densified for
+    layout 'dense'."""
+    rows, dtype = len(out.y), out.X.dtype if out.dense else out.values.dtype
     X, indptr, indices, values, y, qid, has_qid, lines = (out.X, out.indptr, out.indices, out.values, out.y, out.qid,
                                                           out.has_qid, out.lines)
-    _check_single_precision(X if dense else values, dense, indptr, lines, name)
+    _check_single_precision(X if out.dense else values, out.dense, indptr, lines, name)
     mixed = _mixed_qid_error(out, rows, name)  # a reappearing qid: group_queries below says so
     if mixed is not None:
         raise mixed
     any_qid = bool(has_qid[0])
     qptr = group_queries(qid, lines, name) if any_qid else np.array([0, rows], dtype=np.int64)
     columns = None
-    if not dense:
+    if not out.dense:
         if highest > COMPACT_ABOVE:  # whatever n_features asks: the model maps features by index
             columns, indices = _compact(indices, highest)
         import scipy.sparse as sp
 
         X = sp.csr_matrix((values, indices, indptr), shape=(rows, width if columns is None else len(columns)))
         if layout == "dense":
-            _check_dense_size(rows, X.shape[1], itemsize, name)
+            _check_dense_size(rows, X.shape[1], np.dtype(dtype).itemsize, name)
             dense_X = np.zeros(X.shape, dtype=dtype)  # assigned, not summed (toarray would turn -0.0 into 0.0)
             dense_X[np.repeat(np.arange(rows), np.diff(X.indptr)), X.indices] = X.data
             X = dense_X
@@ -219,6 +321,11 @@ def read_parts(path: str, dtype=np.float32, part_bytes: int | None = None):
     last_qid = None  # the qid of the last row so far (its query may go on in the next part)
     first_seen: dict = {}  # qid -> the line of its query's first row
     with files.open_binary(path) as f:
+        small = _small_text(f)
+        if small is not None:  # one part, read by the Python twin (compute.paths)
+            yield _read_twin(small, name, None, dtype, "sparse", True)
+            return
+        f = _Prefixed(f, _held(f))
         # one reused buffer (fresh memory costs page faults: ~3 s a GB on this project's machine)
         for part in _complete_chunks(f, name, size=part_bytes or PART_BYTES):
             d = _read_from(_PartReader(part), name, True, None, dtype, "sparse", first_line, empty_ok=True)
@@ -269,21 +376,20 @@ class _PartReader:
         self.at = at
 
 
-def _read_labels(path: str, dtype) -> Dataset:
+def _read_labels(f, name: str, dtype) -> Dataset:
     """read_svmlight(features=False), in one pass: every chunk of lines is parsed on its own (from its line 0 and
     row 0, in parallel) into per-row arrays of its own, its features unread; in file order its
     line numbers are shifted by the lines before it, its docids taken and its first problem reported. Memory
     is that of the targets, qids, line numbers and docids (the chunks' rows are copied, in the calling thread,
     into arrays sized from the first chunk's bytes per row and the file's size, whose untouched end costs
     no memory); nothing is spooled (stdin and gzip are read once)."""
-    name = "<stdin>" if path == "-" else path
     threads = policy.count()
     out = None  # the file's rows so far: out's per-row arrays [:rows]
     rows = first_line = 0
     docids = Docids()
     more_than_targets = False  # a line with a token after its target (a qid, a feature): labelled data
-    with files.open_binary(path) as f, ThreadPoolExecutor(threads) as pool:
-        size = None if path == "-" else _plain_size(f)
+    with ThreadPoolExecutor(threads) as pool:
+        size = _plain_size(f)
         parse = lambda buf: _parse_alone(buf, name)  # noqa: E731
         for buf, (chunk, calls, lines_in) in _in_order(pool, threads, parse, _complete_chunks(f, name, threads + 2)):
             more_than_targets = more_than_targets or _SECOND_TOKEN.search(buf) is not None
@@ -344,21 +450,10 @@ def _check_single_precision(values: np.ndarray, dense: bool, indptr: np.ndarray,
 
 
 def _message(code: int) -> str:
-    """The text of a parsing kernel's error code ({tok}: the token, {last}: the index before it)."""
-    from svmstruct.io import svmlight_parser as parser
+    """The text of a parsing error code ({tok}: the token, {last}: the index before it)."""
+    from svmstruct.io.svmlight_codes import MESSAGES
 
-    return {
-        parser.BAD_TARGET: "bad target '{tok}'",
-        parser.MALFORMED: "malformed token '{tok}' (expected index:value)",
-        parser.BAD_INDEX: "bad feature index '{tok}'",
-        parser.INDEX_TOO_SMALL: "feature index must be >= 1: '{tok}'",
-        parser.NOT_INCREASING: "feature indices must increase: '{tok}' after index {last}",
-        parser.BAD_QID: "bad qid '{tok}'",
-        parser.QID_MISPLACED: "qid must come once, before the features: '{tok}'",
-        parser.BAD_OPTION: "bad sid/cost token '{tok}' (sid:<integer>, cost:<number>)",
-        parser.OPTION_MISPLACED: "sid/cost must come before the features: '{tok}'",
-        parser.INDEX_TOO_LARGE: f"feature index '{{tok}}' is above the largest supported, {parser.MAX_INDEX}",
-    }[code]
+    return MESSAGES[code]
 
 
 @dataclass

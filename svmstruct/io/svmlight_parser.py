@@ -14,6 +14,21 @@ A malformed line stops the kernel with an error code and the span of the offendi
 import numpy as np
 from numba import njit
 
+from svmstruct.io.svmlight_codes import (  # noqa: F401 - the codes the kernel returns (io.data reads them here)
+    BAD_INDEX,
+    BAD_OPTION,
+    BAD_QID,
+    BAD_TARGET,
+    FULL,
+    INDEX_TOO_LARGE,
+    INDEX_TOO_SMALL,
+    MALFORMED,
+    MAX_INDEX,
+    NOT_INCREASING,
+    OK,
+    OPTION_MISPLACED,
+    QID_MISPLACED,
+)
 from svmstruct.io.svmlight_numbers import (
     POW10,
     _at,
@@ -25,25 +40,9 @@ from svmstruct.io.svmlight_numbers import (
     is_decimal,
     scan_float,
 )
-from svmstruct.options import LARGEST_INTEGER
 
 NEWLINE, CR, HASH, SPACE, TAB, COLON = 10, 13, 35, 32, 9, 58
 
-# error codes (the caller turns them into messages naming file:line and the token)
-OK = 0
-BAD_TARGET = 1
-MALFORMED = 2
-BAD_INDEX = 3
-INDEX_TOO_SMALL = 4
-NOT_INCREASING = 5
-BAD_QID = 6
-QID_MISPLACED = 7
-BAD_OPTION = 8
-OPTION_MISPLACED = 9
-FULL = 10  # the fallback buffer is full: call again from the returned position
-INDEX_TOO_LARGE = 11
-
-MAX_INDEX = LARGEST_INTEGER  # feature indices are stored 0-based in int32
 CHECK_ONLY = -(2**62)  # fallback slot of a token that is checked but not stored (cost:<number>)
 QID, SID, COST, DOCID = (np.frombuffer(word, dtype=np.uint8) for word in (b"qid", b"sid", b"cost", b"docid"))
 

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any, Iterable
 
 import numpy as np
-import scipy.sparse as sp
 
 from svmstruct.compute.identity import Identity
 from svmstruct.errors import InputError, UsageError
@@ -113,6 +112,8 @@ class StructuredProblem:
 
     def vector(self, x, y, dim: int) -> np.ndarray:
         """Psi(x, y) as a dense float64 vector of length dim (checked)."""
+        import scipy.sparse as sp
+
         found = self.psi(x, y)
         if isinstance(found, tuple):
             indices, values = (np.asarray(part) for part in found)

@@ -17,7 +17,6 @@ import itertools
 from collections.abc import Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 from svmstruct.errors import InputError
 from svmstruct.io.data import read_labelled
@@ -67,6 +66,8 @@ class HMM(StructuredProblem):
 
     def tiny_examples(self, rng: np.random.Generator) -> list:
         """6 sequences of 1-4 tokens of 3 features, 2-3 tags (or the options' K and D), values with ties."""
+        import scipy.sparse as sp
+
         K, D = self.options.get("tags") or int(rng.integers(2, 4)), self.options.get("features") or 3
         out = []
         for _ in range(6):
@@ -146,11 +147,15 @@ class HMM(StructuredProblem):
         return out
 
     def _one(self, x, y, w, augmented: bool, beam: int) -> np.ndarray:
+        import scipy.sparse as sp
+
         x = sp.csr_matrix(x)[:, :self.D]
         truth = np.asarray(y, dtype=np.int64) - 1 if y is not None else np.zeros(x.shape[0], dtype=np.int64)
         return self._tags(x, np.array([0, x.shape[0]], dtype=np.int64), w, truth, augmented, beam) + 1
 
     def psi(self, x, y):
+        import scipy.sparse as sp
+
         x = sp.csr_matrix(x)[:, :self.D].tocoo()
         tags = np.asarray(y, dtype=np.int64) - 1
         K, D = self.K, self.D
@@ -184,6 +189,8 @@ class HMM(StructuredProblem):
     def cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple:
         """Every sequence's most violated tagging from one product of all tokens with the emission weights; the cut
         as Psi(truth) - Psi(ybar) over all tokens (emissions as G' X, transitions as counts of tag n-grams)."""
+        import scipy.sparse as sp
+
         X, bounds, truth = self._stacked(examples)
         ybar = self._tags(X, bounds, w, truth, True, int(self.options.get("beam") or 0))
         K, D = self.K, self.D
@@ -221,6 +228,8 @@ class HMM(StructuredProblem):
 
     def _stacked(self, examples: Sequence) -> tuple:
         """(every token's features, the sequences' bounds, 0-based tags) of these examples (kept for the next call)."""
+        import scipy.sparse as sp
+
         if self._stack[0] is not examples:
             X = sp.vstack([sp.csr_matrix(x)[:, :self.D] for x, _ in examples], format="csr")
             bounds = np.concatenate([[0], np.cumsum([len(tags) for _, tags in examples])]).astype(np.int64)
@@ -229,6 +238,8 @@ class HMM(StructuredProblem):
         return self._stack[1:]
 
     def outputs(self, x):
+        import scipy.sparse as sp
+
         return (np.array(tags) for tags in itertools.product(range(1, self.K + 1), repeat=sp.csr_matrix(x).shape[0]))
 
     def format(self, y) -> str:

@@ -9,14 +9,17 @@ example comes from one product of the examples with the K blocks (cut); ties go 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from svmstruct.io.data import read_labelled
 from svmstruct.options import positive_int
 from svmstruct.problems.base import SLACK, StructuredProblem
 from svmstruct.spec import Option, Problem
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 LOSS = 100.0  # svm_multiclass's Delta of a wrong class
 
@@ -26,6 +29,8 @@ class Examples(Sequence):
     out only when asked for (cut and dimension read X and y at once)."""
 
     def __init__(self, X: sp.csr_matrix, y: np.ndarray):
+        import scipy.sparse as sp
+
         self.X, self.y = sp.csr_matrix(X), np.asarray(y)
         self._columns: tuple | None = None  # (D, X[:, :D] as float64 CSC), made once for every cut
 
@@ -63,6 +68,8 @@ class Multiclass(StructuredProblem):
 
     def tiny_examples(self, rng: np.random.Generator) -> Examples:
         """12 sparse rows of 4 features over 3 classes (or the options' K and D), values with ties."""
+        import scipy.sparse as sp
+
         K, D = self.options.get("classes") or 3, self.options.get("features") or 4
         X = np.round(rng.normal(size=(12, D)), 1) * (rng.random((12, D)) < 0.7)
         return Examples(sp.csr_matrix(X), rng.integers(1, K + 1, size=12))
@@ -72,6 +79,8 @@ class Multiclass(StructuredProblem):
         return Examples(X, y)
 
     def read_all(self, paths: list) -> Examples:
+        import scipy.sparse as sp
+
         parts = [self.read(path) for path in paths]
         width = max(part.X.shape[1] for part in parts)
         X = sp.vstack([sp.csr_matrix((p.X.data, p.X.indices, p.X.indptr), shape=(p.X.shape[0], width))
@@ -100,12 +109,16 @@ class Multiclass(StructuredProblem):
 
     def _scores(self, x, w: np.ndarray) -> np.ndarray:
         """w_k.x for every class k (x's features beyond D weigh nothing)."""
+        import scipy.sparse as sp
+
         x = sp.csr_matrix(x)
         keep = x.indices < self.D
         W = w.reshape(self.K, self.D)
         return W[:, x.indices[keep]] @ x.data[keep]
 
     def psi(self, x, y):
+        import scipy.sparse as sp
+
         x = sp.csr_matrix(x)
         keep = x.indices < self.D
         return x.indices[keep] + (int(y) - 1) * self.D, x.data[keep]
@@ -138,6 +151,8 @@ class Multiclass(StructuredProblem):
 
     def cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple:
         """Every example at once: S = X W' (n x K), the most violated class per row, the cut as G' X."""
+        import scipy.sparse as sp
+
         from svmstruct.compute import threads
         from svmstruct.problems import class_kernels
 
@@ -174,6 +189,8 @@ class Multiclass(StructuredProblem):
 
 
 def _columns(X: sp.csr_matrix, D: int) -> sp.csc_matrix:
+    import scipy.sparse as sp
+
     X = X[:, :D] if X.shape[1] > D else X
     columns = sp.csc_matrix(X, dtype=np.float64)
     columns.sort_indices()

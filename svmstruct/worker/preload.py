@@ -7,7 +7,7 @@ import sys
 
 NOT_PRELOADED = ("__main__", "warmup", "distributed", "resident", "server")
 # every module that defines numba kernels, those that every command or the common losses use first
-KERNEL_MODULES = ("svmstruct.io.svmlight_parser", "svmstruct.compute.matvec", "svmstruct.dataset.ranking",
+KERNEL_MODULES = ("svmstruct.io.svmlight_parser", "svmstruct.compute.matvec", "svmstruct.dataset.order_kernels",
                   "svmstruct.losses.rank_oracles", "svmstruct.losses.map_oracles", "svmstruct.losses.dorm_oracles",
                   "svmstruct.losses.assignment", "svmstruct.losses.perf_oracles",
                   "svmstruct.compute.sums", "svmstruct.kernels.kernel_functions", "svmstruct.diversity.greedy",

@@ -1,0 +1,166 @@
+"""Each job with a numba kernel and a plain twin for small inputs (svmstruct.compute.paths) gives the same result both
+ways, to the bit, on every input class: the SVMlight reader (valid and malformed tokens of every kind, qids, comments,
+blank lines, each layout and precision, with and without features), trec_eval's ranking (ties, empty queries) and the
+docid checks."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from svmstruct.dataset import documents, ranking
+from svmstruct.errors import InputError
+from svmstruct.io import data
+
+
+@pytest.fixture
+def way(monkeypatch):
+    def use(path: str):
+        monkeypatch.setenv("SVMSTRUCT_PATH", path)
+    yield use
+
+
+TARGETS = ["1", "0", "-2.5", "3e2", ".5", "5.", "+1", "2", "nan", "inf", "1e999", "abc", "0x1", "1:2", "1_0",
+           "12345678901234567890", "-0"]
+QIDS = ["qid:1", "qid:2", "qid:1", "qid:-3", "qid:x", "qid:", "qid:1:2", "qid:9999999999999999999", "qid:+4"]
+OPTIONS = ["sid:3", "sid:x", "cost:1.5", "cost:1e999", "cost:nan", "cost:", "sid:1:2"]
+FEATURES = ["1:0.5", "2:-1", "3:1e-5", "4:0", "5:-0", "6:1e40", "7:1.2345678901234567890", "8:3", "9:.5", "10:2.",
+            "0:1", "-1:2", "+2:3", "5:abc", "5:1:2", "99999999999:1", "2147483648:1", "2147483647:1", ":3", "4:",
+            "x:1", "s1:2", "c:1", "4:nan", "12:1e-320", "3:7"]
+COMMENTS = ["", "# docid = GX1", "# d3 extra", "#", "#docid=", "# docid = \xe9t\xe9", "# docid=A docid=B", "#  x"]
+
+
+@st.composite
+def svmlight_texts(draw, bad: bool):
+    lines = []
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["data"] * 6 + ["blank", "comment"]))
+        if kind == "blank":
+            lines.append(draw(st.sampled_from(["", "  ", "\t", "\r"])))
+            continue
+        if kind == "comment":
+            lines.append(draw(st.sampled_from(COMMENTS[1:])))
+            continue
+        target = draw(st.sampled_from(TARGETS if bad else ["1", "0", "2", "-1", "0.5"]))
+        tokens = [target]
+        if draw(st.booleans()):
+            tokens.append(draw(st.sampled_from(QIDS if bad else ["qid:1", "qid:2", "qid:3"])))
+        if bad and draw(st.integers(0, 4)) == 0:
+            tokens.append(draw(st.sampled_from(OPTIONS)))
+        indices = sorted(draw(st.sets(st.integers(1, 40), max_size=6)))
+        tokens += [f"{j}:{draw(st.sampled_from(['0.25', '-3', '1e-3', '7', '0']))}" for j in indices]
+        if bad and draw(st.integers(0, 2)) == 0:
+            tokens.insert(draw(st.integers(1, len(tokens))), draw(st.sampled_from(FEATURES + QIDS + OPTIONS)))
+        space = draw(st.sampled_from([" ", "\t", "  "]))
+        lines.append(space.join(tokens) + (" " + draw(st.sampled_from(COMMENTS)) if draw(st.booleans()) else "")
+                     + draw(st.sampled_from(["", "", "\r", " "])))
+    ending = draw(st.sampled_from(["\n", ""])) if lines else ""
+    return ("\n".join(lines) + ending).encode("utf-8", "surrogateescape")
+
+
+def _read(path, way, kind: str, **options):
+    way(kind)
+    try:
+        return data.read_svmlight(str(path), **options)
+    except InputError as e:
+        return f"InputError: {e}"
+
+
+def _same(a, b) -> None:
+    if isinstance(a, str) or isinstance(b, str):
+        assert a == b
+        return
+    X, Y = a.X, b.X
+    assert type(X) is type(Y) and X.shape == Y.shape and X.dtype == Y.dtype
+    if hasattr(X, "tocsr"):
+        assert np.array_equal(X.indptr, Y.indptr) and np.array_equal(X.indices, Y.indices)
+        X, Y = X.data, Y.data
+    assert X.tobytes() == Y.tobytes()  # to the bit, -0.0 included
+    for field in ("y", "qid", "qptr", "line"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    assert list(a.docids) == list(b.docids) and a.has_qid == b.has_qid
+    assert (a.columns is None) == (b.columns is None) and (a.columns is None or np.array_equal(a.columns, b.columns))
+    assert a.targets_only == b.targets_only
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.one_of(svmlight_texts(bad=True), svmlight_texts(bad=False)),
+       options=st.sampled_from([{}, {"features": False}, {"dtype": np.float64}, {"layout": "dense"},
+                                {"layout": "auto"}, {"n_features": 50}, {"dtype": np.float64, "layout": "dense"}]))
+def test_the_reader_and_its_twin_read_every_file_alike(tmp_path, way, text, options):
+    path = tmp_path / "t.dat"
+    path.write_bytes(text)
+    _same(_read(path, way, "kernel", **options), _read(path, way, "twin", **options))
+
+
+@pytest.mark.parametrize("text", [
+    b"", b"# only a comment\n", b"1 qid:1 1:1\n0 1:2\n", b"1 qid:1 1:1\n0 qid:2 1:2\n1 qid:1 1:3\n",
+    b"1 qid:1 1:1e40 # float32 overflow\n0 1:2\n", b"1 qid:2 1:1\n0 qid:1 2:3 1:2\n", b"1 1:2 qid:3\n",
+    b"1 qid:1 5000000:1 2147483647:0.5\n0 qid:1 7:1\n", b"2 qid:1 1:1 # docid = a\n1 qid:1 1:2 # docid = a\n",
+    b"1 qid:1 1:1\n" * 3 + b"x qid:1 1:1\n", b"1 qid:1 3:1 2:1\n", b"\xff qid:1 1:1\n", b"1 qid:1 1:1",
+])
+@pytest.mark.parametrize("options", [{}, {"features": False}, {"layout": "dense"}])
+def test_the_reader_and_its_twin_on_the_edges(tmp_path, way, text, options):
+    """Empty files, mixed and reappearing qids (before and after a parse error), float32 overflow, hashed ids,
+    repeated docids, decreasing indices, undecodable bytes, a last line without its newline."""
+    path = tmp_path / "t.dat"
+    path.write_bytes(text)
+    _same(_read(path, way, "kernel", **options), _read(path, way, "twin", **options))
+
+
+def test_a_large_file_takes_the_kernel_and_a_pipe_of_either_size_reads_alike(tmp_path, monkeypatch):
+    """Below TWIN_BYTES the twin reads (no numba needed), above it the kernel; a pipe is looked at first and then
+    read by the one its size chooses, the bytes looked at first read as part of it."""
+    import subprocess
+    import sys
+
+    small = tmp_path / "small.dat"
+    small.write_text("".join(f"{i % 3} qid:{1 + i // 10} 1:{i} 2:0.5 # d{i}\n" for i in range(100)))
+    monkeypatch.setattr(data, "TWIN_BYTES", 1000)  # the small file is large now
+    monkeypatch.delenv("SVMSTRUCT_PATH", raising=False)
+    big = data.read_svmlight(str(small))
+    monkeypatch.undo()
+    one_process = subprocess.run([sys.executable, "-c", (
+        "import sys; from svmstruct.io import data; d = data.read_svmlight(sys.argv[1]); "
+        "print(d.X.sum(), d.n_docs, 'numba' in sys.modules)"), str(small)], capture_output=True, text=True, check=True)
+    assert one_process.stdout.split() == [str(big.X.sum()), "100", "False"]
+    script = ("from svmstruct.io import data; data.TWIN_BYTES = 1000; d = data.read_svmlight('-'); "
+              "print(d.X.sum(), list(d.docids)[-1])")
+    piped = subprocess.run(f"cat {small} | {sys.executable} -c \"{script}\"", shell=True, capture_output=True,
+                           text=True, check=True)
+    assert piped.stdout.split() == [str(big.X.sum()), "d99"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sizes=st.lists(st.integers(0, 12), min_size=1, max_size=6), seed=st.integers(0, 2**32 - 1),
+       levels=st.sampled_from([2, 5, 1000]))
+def test_trec_ranking_and_its_twin_agree(way, sizes, seed, levels):
+    """Scores with many ties (2 or 5 distinct values) or few, empty queries, docids in any order."""
+    rng = np.random.default_rng(seed)
+    qptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    scores = rng.integers(0, levels, qptr[-1]).astype(float) * rng.choice([1.0, -1.0])
+    docids = [f"d{rng.integers(0, 50)}-{i}" for i in range(qptr[-1])]
+    way("kernel")
+    kernel = ranking.trec_ranking(scores, qptr, docids)
+    way("twin")
+    assert np.array_equal(kernel, ranking.trec_ranking(scores, qptr, docids))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sizes=st.lists(st.integers(0, 8), min_size=1, max_size=5), seed=st.integers(0, 2**32 - 1))
+def test_repeated_docids_are_found_alike(way, sizes, seed):
+    rng = np.random.default_rng(seed)
+    qptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    ids = documents.Docids()
+    ids.extend([f"d{rng.integers(0, 12)}".encode() for _ in range(qptr[-1])])
+    found = ids.freeze()
+    dataset = documents.Dataset(np.zeros((qptr[-1], 0)), np.zeros(qptr[-1]), np.repeat(np.arange(len(sizes)), sizes),
+                                qptr, found, np.arange(1, qptr[-1] + 1), "t.dat", True)
+    results = []
+    for kind in ("kernel", "twin"):
+        way(kind)
+        try:
+            documents.check_unique_docids(dataset)
+            results.append(None)
+        except InputError as e:
+            results.append(str(e))
+    assert results[0] == results[1]
