@@ -23,23 +23,20 @@ and can be written for the originals' classify programs.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from svmstruct.errors import InputError, UsageError
+from svmstruct.io.model_text import integer, number, weight_lines
 from svmstruct.kernels.table import TYPES, Kernel
-from svmstruct.options import INTEGER, LARGEST_INTEGER, NUMBER
+from svmstruct.options import LARGEST_INTEGER
 
 MAGIC = "svmstruct-model"
 VERSION = 1
 MAX_INDEX = LARGEST_INTEGER  # the largest feature index (as the reader)
 DENSE_LIMIT = 1 << 24  # a model whose feature ids go beyond this keeps its weights sparse (`columns`)
-_BLANK = np.frombuffer(b" \t\n\r\x0b\x0c", dtype=np.uint8)  # the bytes of a blank line
-_INTEGER = re.compile(INTEGER)
-_DECIMAL = re.compile(NUMBER + r"\Z")
 
 
 @dataclass
@@ -276,11 +273,11 @@ def _parse_svmstruct(first: str, lines, path: str) -> Model:
         elif key.startswith("option."):
             model.options[key[len("option."):]] = _text(value)
         elif key == "n_features":
-            n_features = _int(value, path, lineno, 0, MAX_INDEX)
+            n_features = integer(value, path, lineno, 0, MAX_INDEX)
         elif key == "threshold":
-            model.threshold = threshold = _float(value, path, lineno)
+            model.threshold = threshold = number(value, path, lineno)
         elif key in ("weights", "basis"):
-            n_weights = _int(value, path, lineno, 0, MAX_INDEX)
+            n_weights = integer(value, path, lineno, 0, MAX_INDEX)
             body = lineno
             break
         elif key == "kernel" or key.startswith("kernel."):
@@ -295,7 +292,7 @@ def _parse_svmstruct(first: str, lines, path: str) -> Model:
         model.kernel = _parse_kernel(kernel, lines.rest(), n_weights, n_features, path, body)
         model.w = np.zeros(n_features)
         return model
-    ids, weights = _weight_lines(lines, n_weights, n_features, path)
+    ids, weights = weight_lines(lines, n_weights, n_features, path)
     if np.any(ids[1:] <= ids[:-1]):  # our writer writes them in order: sorted only when they are not
         order = np.argsort(ids, kind="stable")
         ids, weights = ids[order], weights[order]
@@ -305,42 +302,6 @@ def _parse_svmstruct(first: str, lines, path: str) -> Model:
             raise InputError(f"weight index {ids[repeated[0]] + 1} appears twice", path, where)
     model.w, model.columns = _weight_vector(ids, weights, n_features)
     return model
-
-
-def _weight_lines(lines, count: int, n_features: int, path: str) -> tuple:
-    """(0-based ids, weights) of the COUNT `index value` lines that follow in LINES (io.lines.Lines), and nothing
-    after them but blank lines: read from the file's bytes at once (io.float_text); where that fails, the line that
-    fails is read by itself, to say why."""
-    from svmstruct.io import float_text
-
-    body = lines.number  # the weights' first line is body + 1
-    buf = lines.buffer()
-    ids, weights, bad, end = float_text.read_id_value_block(buf, count)
-    if bad < 0:
-        if not np.isin(buf[end:], _BLANK).all():  # more than blank lines after them
-            raise InputError(f"expected {count} weight lines, found {lines.count() - body}", path, lines.count())
-        outside = np.flatnonzero((ids < 1) | (ids > n_features) | ~np.isfinite(weights))
-        if not len(outside):
-            ids -= 1
-            return ids, weights
-        bad = int(outside[0])
-        end = lines.offset(bad)
-    elif end >= len(buf):  # fewer lines than the header says
-        raise InputError(f"expected {count} weight lines, found {lines.count() - body}", path, lines.count())
-    _weight_line(lines.line_at(end), n_features, path, body + 1 + bad)  # read by itself, the line says why
-    rows = lines.rest()  # a form only the line-by-line reader takes: every line, one at a time
-    ids, weights = np.empty(count, dtype=np.int64), np.empty(count)
-    for k, text in enumerate(rows[:count]):
-        ids[k], weights[k] = _weight_line(text, n_features, path, body + 1 + k)
-    return ids, weights
-
-
-def _weight_line(text: str, n_features: int, path: str, lineno: int) -> tuple:
-    """(0-based id, weight) of one `index value` line; InputError at LINENO says what is wrong with it."""
-    parts = text.split()
-    if len(parts) != 2:
-        raise InputError(f"malformed weight line '{text}'", path, lineno)
-    return _int(parts[0], path, lineno, 1, n_features) - 1, _float(parts[1], path, lineno)
 
 
 def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: str, body: int):
@@ -356,8 +317,8 @@ def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: st
         parameter = key[len("kernel."):]
         if parameter not in KERNEL_PARAMETERS:
             raise InputError(f"unknown kernel parameter '{key}'", path, line)
-        parameters[parameter] = _int(value, path, line, 1, 10**6) if parameter == "degree" else \
-            _float(value, path, line)
+        parameters[parameter] = integer(value, path, line, 1, 10**6) if parameter == "degree" else \
+            number(value, path, line)
     if len(parameters) != len(KERNEL_PARAMETERS):
         missing = [p for p in KERNEL_PARAMETERS if p not in parameters]
         raise InputError(f"kernel model lacks 'kernel.{missing[0]}'", path, body)
@@ -370,18 +331,18 @@ def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: st
     for j, text in enumerate(rows):
         lineno = body + 1 + j
         tokens = text.split()
-        coef[j] = _float(tokens[0], path, lineno)
+        coef[j] = number(tokens[0], path, lineno)
         previous = 0
         for token in tokens[1:]:
             index, sep, value = token.partition(":")
             if not sep:
                 raise InputError(f"malformed token '{token}'", path, lineno)
-            index_value = _int(index, path, lineno, 1, n_features)
+            index_value = integer(index, path, lineno, 1, n_features)
             if index_value <= previous:
                 raise InputError(f"feature index {index_value} is not above the one before it", path, lineno)
             previous = index_value
             indices.append(index_value - 1)
-            values.append(_float(value, path, lineno))
+            values.append(number(value, path, lineno))
         indptr[j + 1] = len(indices)
     basis = kernel_functions.Basis(indptr, np.array(indices, dtype=np.int32), np.array(values, dtype=np.float64))
     return kernel_functions.KernelExpansion(Kernel(names[name], **parameters), basis, coef)
@@ -406,16 +367,16 @@ def _parse_svmlight(lines: list, path: str) -> Model:
     def value(lineno: int) -> str:
         return lines[lineno - 1].split("#")[0].strip()
 
-    kind = _int(value(2), path, 2, 0, 2**31 - 1)
+    kind = integer(value(2), path, 2, 0, 2**31 - 1)
     if kind == 4:
         raise InputError("user-defined kernels (kernel type 4) are not supported: svmstruct cannot run the "
                          "kernel function compiled into the original programs", path, 2)
     if kind and (kind not in TYPES or not TYPES[kind].svm_light):
         svm_lights = ", ".join(f"{t.code} {t.name}" for t in TYPES.values() if t.svm_light)
         raise InputError(f"unknown kernel type '{value(2)}' (0 linear, {svm_lights})", path, 2)
-    highest = _int(value(8), path, 8, 0, MAX_INDEX + 1)  # + 1: svm_perf counts its bias feature
-    n_sv = _int(value(10), path, 10, 1, MAX_INDEX) - 1
-    threshold = _float(value(11), path, 11)
+    highest = integer(value(8), path, 8, 0, MAX_INDEX + 1)  # + 1: svm_perf counts its bias feature
+    n_sv = integer(value(10), path, 10, 1, MAX_INDEX) - 1
+    threshold = number(value(11), path, 11)
     sv_lines = lines[11:]
     if len(sv_lines) < n_sv:
         raise InputError(f"expected {n_sv} support vector lines, found {len(sv_lines)}", path, len(lines))
@@ -447,15 +408,15 @@ def _support_vectors(sv_lines: list, highest: int, path: str) -> tuple:
         tokens = text.split("#")[0].split()
         if not tokens:
             raise InputError("empty support vector line", path, lineno)
-        alphas.append(_float(tokens[0], path, lineno))
+        alphas.append(number(tokens[0], path, lineno))
         ids, values = [], []
         for tok in tokens[1:]:
             idx, sep, val = tok.partition(":")
             if not sep:
                 raise InputError(f"malformed token '{tok}'", path, lineno)
-            ids.append(_int(idx, path, lineno, 1, min(highest, MAX_INDEX)) - 1)
+            ids.append(integer(idx, path, lineno, 1, min(highest, MAX_INDEX)) - 1)
             with np.errstate(over="ignore"):
-                values.append(np.float32(_float(val, path, lineno)))
+                values.append(np.float32(number(val, path, lineno)))
             if not np.isfinite(values[-1]):
                 raise InputError(f"feature value {val} is beyond single precision (svm_light's float)", path, lineno)
         order = np.argsort(np.array(ids, dtype=np.int64), kind="stable")
@@ -471,8 +432,8 @@ def _kernel_model(kind: int, parameters: list, alphas: list, rows: list, thresho
     """An svm_light kernel model (svmstruct.kernels.KernelExpansion) from its header parameters and SVs."""
     from svmstruct.kernels import kernel_functions
 
-    degree = _int(parameters[0], path, 3, -(2**31), 2**31 - 1)
-    gamma, coef_lin, coef_const = (_float(text, path, line) for text, line in zip(parameters[1:], (4, 5, 6)))
+    degree = integer(parameters[0], path, 3, -(2**31), 2**31 - 1)
+    gamma, coef_lin, coef_const = (number(text, path, line) for text, line in zip(parameters[1:], (4, 5, 6)))
     indptr = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum([len(ids) for ids, _ in rows], out=indptr[1:])
     indices = np.concatenate([ids for ids, _ in rows]).astype(np.int32) if rows else np.zeros(0, dtype=np.int32)
@@ -510,24 +471,6 @@ def format_svmlight(model: Model) -> str:
         f"{threshold} # threshold b, each following line is a SV (starting with alpha*y)",
     ]
     return "\n".join(header + vectors) + "\n"
-
-
-def _int(text: str, path: str, line: int, low: int = -(2**62), high: int = 2**62) -> int:
-    if not _INTEGER.match(text.strip(" \t")):  # (str.strip would also take control characters such as \x1c)
-        raise InputError(f"expected an integer, found '{text}'", path, line)
-    value = int(text.strip(" \t"))
-    if not low <= value <= high:
-        raise InputError(f"{value} is outside {low}..{high}", path, line)
-    return value
-
-
-def _float(text: str, path: str, line: int) -> float:
-    if not _DECIMAL.match(text.strip(" \t")):
-        raise InputError(f"expected a number, found '{text}'", path, line)
-    v = float(text.strip(" \t"))
-    if not np.isfinite(v):
-        raise InputError(f"value is not finite: '{text}'", path, line)
-    return v
 
 
 def score(model: Model, dataset) -> np.ndarray:

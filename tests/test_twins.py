@@ -164,3 +164,56 @@ def test_repeated_docids_are_found_alike(way, sizes, seed):
         except InputError as e:
             results.append(str(e))
     assert results[0] == results[1]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.integers(0, 30), columns=st.integers(0, 13), seed=st.integers(0, 2**32 - 1),
+       dtype=st.sampled_from([np.float32, np.float64]), dense=st.booleans())
+def test_matvec_and_its_twin_agree_to_the_bit(way, rows, columns, seed, dtype, dense):
+    """Sparse and dense, float32 and float64, empty rows and columns, -0.0, values of every magnitude."""
+    import scipy.sparse as sp
+
+    from svmstruct.compute import products
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(rows, columns)) * 10.0 ** rng.integers(-8, 8, size=(rows, columns))
+    X[rng.random((rows, columns)) < 0.4] = 0.0
+    X[rng.random((rows, columns)) < 0.1] = -0.0
+    X = X.astype(dtype)
+    w = rng.normal(size=columns) * 10.0 ** rng.integers(-5, 5, size=columns)
+    w[rng.random(columns) < 0.2] = -0.0
+    matrix = X if dense else sp.csr_matrix(X)
+    if not dense:
+        matrix.data[rng.random(matrix.nnz) < 0.1] = -0.0  # stored negative zeros too
+    way("kernel")
+    kernel = products.matvec(matrix, w)
+    way("twin")
+    assert products.matvec(matrix, w).tobytes() == kernel.tobytes()
+
+
+WEIGHT_LINES = ["1 0.5", "2 -0.25", "3 1e-300", "4 0.1", "5 1.2345678901234567", "6 -0", "7 5e-324", "8 1e308",
+                "9 0.30000000000000004", "10 123456789012345678", "3 nan", "4 inf", "0 1", "99 1", "x 1", "1",
+                "1 2 3", "+2 1.5", "2 1_0", "2 0x10", "", "  ", "\t", "12345678901234567890 1", "2 1.5 ", " 2 1.5"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.sampled_from(WEIGHT_LINES), max_size=8), declared=st.integers(0, 9),
+       n_features=st.sampled_from([12, 99]), ending=st.sampled_from(["\n", "\r\n"]))
+def test_model_weight_lines_and_their_twin_agree(tmp_path_factory, way, lines, declared, n_features, ending):
+    """Weight lines of every form (valid, malformed, ids outside 1..n_features, weights not finite), fewer or more
+    lines than the header says, blank lines after them, CR LF: the same model, or the same first error."""
+    from svmstruct import model
+
+    path = tmp_path_factory.mktemp("m") / "w.model"
+    head = ["svmstruct-model 1", "loss pairs", "output scores", f"n_features {n_features}", "threshold 0.5",
+            f"weights {declared}"]
+    path.write_bytes(ending.join(head + lines).encode() + ending.encode())
+    results = []
+    for kind in ("kernel", "twin"):
+        way(kind)
+        try:
+            m = model.load_model(str(path))
+            results.append((m.w.tobytes(), None if m.columns is None else m.columns.tobytes(), m.threshold))
+        except InputError as e:
+            results.append(str(e))
+    assert results[0] == results[1]

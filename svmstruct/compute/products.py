@@ -6,17 +6,21 @@ kernels of svmstruct.compute.matvec read X in place.
 """
 import numpy as np
 
-from svmstruct.compute import threads
+from svmstruct.compute import paths, threads
 from svmstruct.compute.identity import Identity
 
 PARALLEL_NNZ = 4_000_000  # below this many nonzeros threads cost more than they save
+KERNEL_NNZ = 2_000_000  # matvec: numba's kernels from this many values (make bench-startup)
 
 
 def matvec(X, w: np.ndarray) -> np.ndarray:
-    """X @ w for a CSR matrix, a dense array or the Identity X (w itself, not a copy)."""
+    """X @ w for a CSR matrix, a dense array or the Identity X (w itself, not a copy); below KERNEL_NNZ values and
+    without numba loaded (compute.paths), by _matvec_twin, to the same bits."""
     w = np.ascontiguousarray(w, dtype=np.float64)
     if isinstance(X, Identity):
         return w
+    if not paths.compiled(_nnz(X), KERNEL_NNZ):
+        return _matvec_twin(X, w)
     from svmstruct.compute import matvec as kernels
 
     out = np.empty(X.shape[0])
@@ -27,6 +31,27 @@ def matvec(X, w: np.ndarray) -> np.ndarray:
     with threads.for_work(threads.madds(X.nnz) if X.nnz >= PARALLEL_NNZ else 0.0):  # below: its one-thread twin
         kernels._csr_matvec(X.indptr, X.indices, X.data, w, out)
     return out
+
+
+def _matvec_twin(X, w: np.ndarray) -> np.ndarray:
+    """matvec's kernels without numba, summed in their order (a CSR row's products added one by one to 0.0; a dense
+    row as four interleaved running sums from 0.0, (a0 + a1) + (a2 + a3)): every product is exact in double
+    precision, and cumsum and reduce add in order."""
+    if isinstance(X, np.ndarray):
+        m = X.shape[1]
+        m4 = m - m % 4
+        products = X.astype(np.float64) * w
+        zero = np.zeros((X.shape[0], 1))
+        chains = [np.hstack([zero, products[:, k:m4:4], products[:, m4:] if k == 0 else zero[:, :0]]) for k in range(4)]
+        a0, a1, a2, a3 = (np.cumsum(chain, axis=1)[:, -1] for chain in chains)
+        return (a0 + a1) + (a2 + a3)
+    import functools
+    import operator
+
+    products = (X.data.astype(np.float64) * w[X.indices]).tolist()
+    bounds = X.indptr.tolist()
+    return np.array([functools.reduce(operator.add, products[a:b], 0.0) for a, b in zip(bounds[:-1], bounds[1:])],
+                    dtype=np.float64)
 
 
 def rmatvec(X, coef: np.ndarray) -> np.ndarray:
