@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from svmstruct.errors import InputError, UsageError
-from svmstruct.io.model_text import integer, number, weight_lines
+from svmstruct.io.model_text import integer, number, weight_lines, weights_text
 from svmstruct.kernels.table import TYPES, Kernel
 from svmstruct.options import LARGEST_INTEGER
 
@@ -185,9 +185,7 @@ def format_model(model: Model) -> str:
     ids, weights = model.entries()
     lines.append(f"weights {len(ids)}")
     if len(ids):
-        from svmstruct.io import float_text
-
-        lines.append(float_text.id_value_lines(np.asarray(ids) + 1, np.asarray(weights, dtype=float)))
+        lines.append(weights_text(np.asarray(ids) + 1, np.asarray(weights, dtype=float)))
     return "\n".join(lines) + "\n"
 
 

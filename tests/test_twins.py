@@ -217,3 +217,75 @@ def test_model_weight_lines_and_their_twin_agree(tmp_path_factory, way, lines, d
         except InputError as e:
             results.append(str(e))
     assert results[0] == results[1]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.integers(0, 30), columns=st.integers(0, 13), seed=st.integers(0, 2**32 - 1),
+       dtype=st.sampled_from([np.float32, np.float64]), dense=st.booleans())
+def test_rmatvec_and_its_twin_agree_to_the_bit(way, rows, columns, seed, dtype, dense):
+    """X'c with zero coefficients (their rows skipped: an added 0.0 would turn a -0.0 into 0.0) and -0.0 values."""
+    import scipy.sparse as sp
+
+    from svmstruct.compute import products
+
+    rng = np.random.default_rng(seed)
+    X = (rng.normal(size=(rows, columns)) * 10.0 ** rng.integers(-8, 8, size=(rows, columns))).astype(dtype)
+    X[rng.random((rows, columns)) < 0.4] = 0.0
+    X[rng.random((rows, columns)) < 0.1] = -0.0
+    coef = rng.normal(size=rows) * (rng.random(rows) < 0.7)
+    coef[rng.random(rows) < 0.1] = -0.0
+    matrix = X if dense else sp.csr_matrix(X)
+    way("kernel")
+    kernel = products.rmatvec(matrix, coef)
+    way("twin")
+    assert products.rmatvec(matrix, coef).tobytes() == kernel.tobytes()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sizes=st.lists(st.integers(0, 14), min_size=1, max_size=6), seed=st.integers(0, 2**32 - 1),
+       levels=st.sampled_from([1, 2, 4, 100]), average=st.booleans())
+def test_the_pairs_oracle_and_its_twin_agree_to_the_bit(way, sizes, seed, levels, average):
+    """svm_rank's oracle (pairs, pairs-avg) on queries with tied labels and tied or close scores, empty queries and
+    queries without a pair: the same label ranks, pair counts, dcoef and Delta."""
+    from svmstruct.losses import rank
+
+    rng = np.random.default_rng(seed)
+    qptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    y = rng.integers(0, levels, qptr[-1]).astype(float)
+    scores = np.round(rng.normal(size=qptr[-1]), 1) * rng.choice([0.5, 1.0, 3.0])
+    found = []
+    for kind in ("kernel", "twin"):
+        way(kind)
+        most_violated, pairs = rank._pairs_oracle(y, qptr, average)
+        dcoef, delta = most_violated(scores)
+        found.append((pairs.tolist(), dcoef.tobytes(), float(delta)))
+    assert found[0] == found[1]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(0, 60), seed=st.integers(0, 2**32 - 1), levels=st.sampled_from([1, 2, 5, 1000]))
+def test_pair_accuracy_and_its_twin_agree(way, n, seed, levels):
+    from svmstruct.evaluation import measures
+
+    ranked = np.random.default_rng(seed).integers(0, levels, n).astype(float)
+    way("kernel")
+    kernel = measures.pair_accuracy(ranked, ranked, 0.0)
+    way("twin")
+    assert measures.pair_accuracy(ranked, ranked, 0.0) == kernel
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 40))
+def test_weights_are_written_alike(way, seed, n):
+    """The model's weight lines: io.float_text's numba repr and Python's own, on doubles of every kind."""
+    from svmstruct.io import model_text
+
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=n) * 10.0 ** rng.integers(-30, 30, n)
+    special = rng.random(n) < 0.2
+    values[special] = rng.choice([0.0, -0.0, 5e-324, 1e308, 0.1, 2.0 ** 60, 123456789.0], size=int(special.sum()))
+    ids = np.sort(rng.choice(2**31 - 1, size=n, replace=False) + 1)
+    way("kernel")
+    kernel = model_text.weights_text(ids, values)
+    way("twin")
+    assert model_text.weights_text(ids, values) == kernel

@@ -19,7 +19,7 @@ def matvec(X, w: np.ndarray) -> np.ndarray:
     w = np.ascontiguousarray(w, dtype=np.float64)
     if isinstance(X, Identity):
         return w
-    if not paths.compiled(_nnz(X), KERNEL_NNZ):
+    if not paths.compiled(_nnz(X), KERNEL_NNZ, "svmstruct.compute.matvec"):
         return _matvec_twin(X, w)
     from svmstruct.compute import matvec as kernels
 
@@ -60,6 +60,8 @@ def rmatvec(X, coef: np.ndarray) -> np.ndarray:
     coef = np.ascontiguousarray(coef, dtype=np.float64)
     if isinstance(X, Identity):
         return coef
+    if not paths.compiled(_nnz(X), KERNEL_NNZ, "svmstruct.compute.matvec"):
+        return _rmatvec_twin(X, coef)
     from svmstruct.compute import matvec as kernels
 
     if _nnz(X) >= PARALLEL_NNZ:
@@ -75,6 +77,20 @@ def rmatvec(X, coef: np.ndarray) -> np.ndarray:
         kernels._dense_rmatvec(X, coef, out)
         return out
     kernels._csr_rmatvec(X.indptr, X.indices, X.data, coef, out)
+    return out
+
+
+def _rmatvec_twin(X, coef: np.ndarray) -> np.ndarray:
+    """rmatvec's one-thread kernels in numpy: each nonzero coefficient's row added in row order (np.add.at adds in
+    the order given), a dense row c x_r at a time."""
+    out = np.zeros(X.shape[1])
+    if isinstance(X, np.ndarray):
+        for r in np.flatnonzero(coef).tolist():
+            out += coef[r] * X[r].astype(np.float64)
+        return out
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    kept = coef[rows] != 0.0
+    np.add.at(out, X.indices[kept], coef[rows[kept]] * X.data[kept].astype(np.float64))
     return out
 
 

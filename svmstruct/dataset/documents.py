@@ -95,7 +95,7 @@ class Docids:
         its length, in numba's loop without temporary arrays; for a few docids Python's hash of each)."""
         from svmstruct.compute import paths
 
-        if not paths.compiled(len(self), HASH_KERNEL_ROWS):
+        if not paths.compiled(len(self), HASH_KERNEL_ROWS, "svmstruct.dataset.order_kernels"):
             return np.array([hash(self[i]) for i in range(len(self))], dtype=np.int64).view(np.uint64)
         from svmstruct.dataset.order_kernels import fnv_hashes
 

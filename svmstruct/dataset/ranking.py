@@ -22,7 +22,7 @@ def trec_ranking(scores, qptr, docids) -> np.ndarray:
     the queries that have tied scores, the only ones whose docids are looked at."""
     scores = np.asarray(scores, dtype=float)
     qptr = np.asarray(qptr, dtype=np.int64)
-    if paths.compiled(len(scores), KERNEL_ROWS):
+    if paths.compiled(len(scores), KERNEL_ROWS, "svmstruct.dataset.order_kernels"):
         from svmstruct.dataset.order_kernels import order_by_score
 
         ranking = np.empty(len(scores), dtype=np.int64)

@@ -108,11 +108,21 @@ def winner_takes_all(ranked, labels, t):
 
 def pair_accuracy(ranked, labels, t):
     """Fraction of the query's pairs of different label that the ranking orders correctly (what svm_rank's
-    pairs losses count); 0 if the query has no such pair. O(n log n) (evaluation.pair_counts)."""
-    from svmstruct.evaluation.pair_counts import ordered_pairs
+    pairs losses count); 0 if the query has no such pair. O(n log n) (evaluation.pair_counts), or for a short query
+    every pair at once (compute.paths)."""
+    from svmstruct.compute import paths
 
-    correct, swapped = ordered_pairs(ranked)
+    if paths.compiled(len(ranked) ** 2, TWIN_PAIRS, "svmstruct.evaluation.pair_counts"):
+        from svmstruct.evaluation.pair_counts import ordered_pairs
+
+        correct, swapped = ordered_pairs(ranked)
+    else:
+        earlier_higher = ranked[:, None] > ranked[None, :]
+        correct, swapped = int(np.sum(np.triu(earlier_higher, 1))), int(np.sum(np.tril(earlier_higher, -1)))
     return correct / (correct + swapped) if correct + swapped else 0.0
+
+
+TWIN_PAIRS = 4_000_000  # pair_accuracy: pairs of one query below which they are compared at once
 
 
 def expected_rank_utility(alpha=5.0, neutral=0.0):

@@ -113,13 +113,13 @@ def _small_text(f) -> bytes | None:
     from svmstruct.compute import paths
 
     size = _plain_size(f)
-    if size is not None and paths.compiled(size, TWIN_BYTES + 1):
+    if size is not None and paths.compiled(size, TWIN_BYTES + 1, "svmstruct.io.svmlight_parser"):
         return None
     try:
         head = f.read(TWIN_BYTES + 1)
     except (OSError, EOFError, zlib.error) as e:
         raise InputError(f"cannot read (corrupt or truncated?): {e}", getattr(f, "name", "<input>")) from None
-    if not paths.compiled(len(head), TWIN_BYTES + 1):
+    if not paths.compiled(len(head), TWIN_BYTES + 1, "svmstruct.io.svmlight_parser"):
         return head
     f.svmstruct_held = head  # type: ignore[attr-defined]
     return None

@@ -16,13 +16,42 @@ _BLANK = np.frombuffer(_BLANK_TEXT.encode(), dtype=np.uint8)
 TWIN_LINES = 100_000  # a model of up to this many weight lines is read line by line, without numba
 
 
+def weights_text(ids: np.ndarray, weights: np.ndarray) -> str:
+    """The `index value` lines of 1-based IDS and their WEIGHTS, as f"{j} {v!r}" writes them (joined by newlines):
+    by io.float_text's kernel where that pays (compute.paths), else by repr itself."""
+    from svmstruct.compute import paths
+
+    if paths.compiled(len(ids), TWIN_LINES, "svmstruct.io.float_text"):
+        from svmstruct.io import float_text
+
+        return float_text.id_value_lines(ids, weights)
+    return "\n".join(f"{j} {v!r}" for j, v in zip(np.asarray(ids).tolist(), np.asarray(weights, dtype=float).tolist()))
+
+
+def id_values(pairs: list) -> tuple | None:
+    """(ids, values) of `index value` strings as int() and float() read them, or None when one has another form or
+    is not ASCII (the caller reads it by itself to say why): io.float_text's kernel where that pays."""
+    from svmstruct.compute import paths
+
+    if paths.compiled(len(pairs), TWIN_LINES, "svmstruct.io.float_text"):
+        from svmstruct.io import float_text
+
+        return float_text.read_id_value_lines(pairs)
+    if not all(pair.isascii() for pair in pairs):
+        return None
+    split = [pair.split() for pair in pairs]
+    if not all(len(parts) == 2 and _INTEGER.match(parts[0]) and _DECIMAL.match(parts[1]) for parts in split):
+        return None
+    return np.array([int(i) for i, _ in split], dtype=np.int64), np.array([float(v) for _, v in split])
+
+
 def weight_lines(lines, count: int, n_features: int, path: str) -> tuple:
     """(0-based ids, weights) of the COUNT `index value` lines that follow in LINES (io.lines.Lines), and nothing
     after them but blank lines: read from the file's bytes at once in numba (io.float_text) where that pays
     (compute.paths), else, and wherever the kernel finds a line it does not take, one line at a time."""
     from svmstruct.compute import paths
 
-    if paths.compiled(count, TWIN_LINES):
+    if paths.compiled(count, TWIN_LINES, "svmstruct.io.float_text"):
         read = _weight_block(lines, count, n_features)
         if read is not None:
             return read

@@ -122,9 +122,9 @@ def _support_vectors(rows: list, first: int, highest: int, path: str) -> tuple:
 
 def _index_values(pairs: list) -> tuple:
     """(indices, values) of 'index value' strings, as int() and float() read them (ValueError if one is not)."""
-    from svmstruct.io import float_text
+    from svmstruct.io.model_text import id_values
 
-    read = float_text.read_id_value_lines(pairs)
+    read = id_values(pairs)
     if read is not None:
         return read
     split = [pair.split(" ") for pair in pairs]

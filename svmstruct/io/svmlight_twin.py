@@ -4,6 +4,7 @@ tests/test_twins.py reads every input class both ways and compares the datasets 
 from __future__ import annotations
 
 import math
+import operator
 import re
 
 import numpy as np
@@ -23,6 +24,11 @@ from svmstruct.io.svmlight_codes import (
 from svmstruct.options import NON_FINITE, NUMBER
 
 _DECIMAL = re.compile(NUMBER.encode() + rb"\Z")
+_BLANKS = rb"[ \t\r\x0b\x0c]"
+# the common form of a data line, read at once: a target, maybe qid:<digits>, index:value tokens
+_PLAIN = re.compile(rb"%s*(%s)(?:%s+qid:([0-9]{1,18}))?((?:%s+[0-9]{1,10}:%s)*)%s*\Z" % (
+    _BLANKS, NUMBER.encode(), _BLANKS, _BLANKS, NUMBER.encode(), _BLANKS))
+_PAIR = re.compile(rb"([0-9]+):(\S+)")
 _NON_FINITE = re.compile(NON_FINITE.encode(), re.IGNORECASE)
 _INT = re.compile(rb"[+-]?[0-9]{1,18}\Z")  # svmlight_numbers._parse_int
 
@@ -57,6 +63,11 @@ def parse(text: bytes, features: bool = True) -> tuple:
     rows.physical = len(pieces)
     for line, piece in enumerate(pieces, 1):
         data, hash_, comment = piece.partition(b"#")
+        plain = _PLAIN.match(data)
+        if plain is not None and _plain_row(rows, plain, features):
+            rows.lines.append(line)
+            rows.comments.append(comment if hash_ else None)
+            continue
         tokens = data.split()
         if not tokens:
             continue
@@ -69,6 +80,30 @@ def parse(text: bytes, features: bool = True) -> tuple:
         rows.lines.append(line)
         rows.comments.append(comment if hash_ else None)
     return rows, None
+
+
+def _plain_row(rows: Rows, plain: re.Match, features: bool) -> bool:
+    """Read a line of the common form (_PLAIN) at once into ROWS: False, and nothing read, when one of its numbers is
+    not finite or its indices are not increasing within 1..MAX_INDEX (the token-by-token reader says which)."""
+    target = float(plain.group(1))
+    if not math.isfinite(target):
+        return False
+    pairs = _PAIR.findall(plain.group(3)) if features else []
+    if pairs:
+        indices = [int(key) for key, _ in pairs]
+        values = [float(value) for _, value in pairs]
+        if not (0 < indices[0] and indices[-1] <= MAX_INDEX and all(map(operator.lt, indices, indices[1:]))
+                and all(map(math.isfinite, values))):
+            return False
+        rows.indices.extend([index - 1 for index in indices])
+        rows.values.extend(values)
+        rows.highest = max(rows.highest, indices[-1])
+    rows.y.append(target)
+    rows.qid.append(int(plain.group(2)) if plain.group(2) is not None else 0)
+    rows.has_qid.append(plain.group(2) is not None)
+    if features:
+        rows.indptr.append(len(rows.indices))
+    return True
 
 
 def _value(raw: bytes, what: str) -> tuple:

@@ -38,8 +38,16 @@ def _pairs_builder(per_query_average: bool):
     return build
 
 
+TWIN_PAIRS = 4_000_000  # below this many document pairs in all (sum of n_q^2) the oracle is _pairs_twin's
+
+
 def _pairs_oracle(y: np.ndarray, qptr: np.ndarray, per_query_average: bool):
-    """(most_violated(scores), pairs per query) by numba's rank_oracles."""
+    """(most_violated(scores), pairs per query) by numba's rank_oracles, or for few pairs by their numpy twin
+    (compute.paths)."""
+    from svmstruct.compute import paths
+
+    if not paths.compiled(int(np.sum(np.diff(qptr) ** 2)), TWIN_PAIRS, "svmstruct.losses.rank_oracles"):
+        return _pairs_twin(y, qptr, per_query_average)
     from svmstruct.losses import rank_oracles
 
     with threads.for_work(threads.documents(NS_PER_DOCUMENT_LABELS, len(y))):
@@ -49,6 +57,33 @@ def _pairs_oracle(y: np.ndarray, qptr: np.ndarray, per_query_average: bool):
     def most_violated(scores):
         with threads.for_work(work):
             return rank_oracles.pairs_most_violated(scores, qptr, ranks, levels, pairs, per_query_average)
+
+    return most_violated, pairs
+
+
+def _pairs_twin(y: np.ndarray, qptr: np.ndarray, per_query_average: bool):
+    """rank_oracles' query_label_ranks and pairs_most_violated in numpy, a query's pairs at once: the same counts, so
+    the same dcoef and Delta to the bit (pair (i, j) of labels y_i > y_j is swapped iff s_i - 1 < s_j)."""
+    import functools
+    import operator
+
+    bounds = list(zip(qptr[:-1].tolist(), qptr[1:].tolist()))
+    ranks = [np.unique(y[lo:hi], return_inverse=True)[1].ravel() for lo, hi in bounds]
+    pairs = np.array([(len(r) ** 2 - int(np.sum(np.bincount(r) ** 2))) // 2 for r in ranks], dtype=np.int64)
+
+    def most_violated(scores):
+        dcoef = np.zeros(len(scores))
+        deltas = np.zeros(len(bounds))
+        for q, ((lo, hi), rank) in enumerate(zip(bounds, ranks)):
+            if pairs[q] == 0:
+                continue
+            s = scores[lo:hi]
+            swapped = (rank[None, :] < rank[:, None]) & ((s - 1.0)[:, None] < s[None, :])  # [i, j]: y_j < y_i
+            above, below = swapped.sum(axis=1), swapped.sum(axis=0)
+            scale = 1.0 / pairs[q] if per_query_average else 1.0
+            dcoef[lo:hi] = scale * (above - below)
+            deltas[q] = scale * int(above.sum())
+        return dcoef, functools.reduce(operator.add, deltas.tolist(), 0.0)
 
     return most_violated, pairs
 

@@ -13,7 +13,6 @@ import numpy as np
 
 from svmstruct.compute import threads
 from svmstruct.errors import InputError
-from svmstruct.train import row_kernels
 from svmstruct.train.qp import DualQP
 
 
@@ -114,6 +113,8 @@ class WideWorkingSet(WorkingSet):
         return out
 
     def _products(self, a: np.ndarray) -> np.ndarray:
+        from svmstruct.train import row_kernels
+
         a = np.ascontiguousarray(a, dtype=np.float64)
         out = np.empty(len(self.rows))
         for k, (indices, values) in enumerate(self.rows):
@@ -125,6 +126,8 @@ class WideWorkingSet(WorkingSet):
         return out
 
     def _store(self, a: np.ndarray) -> None:
+        from svmstruct.train import row_kernels
+
         indices, values = row_kernels.nonzeros(np.ascontiguousarray(a, dtype=np.float64))
         sparse = 3 * len(indices) < 2 * len(a)  # int32 index + double value against a double per weight
         self.rows.append((indices, values) if sparse else (None, np.array(a, dtype=np.float64)))
@@ -139,6 +142,8 @@ class WideWorkingSet(WorkingSet):
         self.b, self.idle = self.b[mask], self.idle[mask]
 
     def combination(self, alpha: np.ndarray) -> np.ndarray:
+        from svmstruct.train import row_kernels
+
         w = np.zeros(self.dim)
         for weight, (indices, values) in zip(alpha, self.rows):
             if not weight:
