@@ -1,20 +1,19 @@
-"""Start-up of short commands, whole processes, median of --runs with a warm numba cache:
+"""Lone commands against the interpreter's floor and the C programs they replace, whole processes, in one run.
 
-- `classify` and `eval` on 10 lines of data/mq2008-small/test.txt;
-- `learn` on a 10-line file (one query of data/mq2008-small/train.txt with three grades): `pairs`,
-  `errorrate` and `map`;
-- with ../shared: `learn -l pairs -c 1 -e 0.0001` on MQ2008 S1 (svm_rank's reference case; training time as
-  the log prints it), `classify` and `eval` of S5 — beside svm_rank_learn, svm_rank_classify and trec_eval on
-  the same files when $ANCHOR_BIN holds them (trec_eval on the qrels and a TREC run of the same scores).
-`python -c pass` and `python -c "import numpy"` are the floor. Targets: learn 10 lines <= 0.5 s, eval of S5
-<= 0.3 s, S1 whole process <= svm_rank's + 0.3 s and training time <= svm_rank's.
-Each command runs as its own process (SVMSTRUCT_RESIDENT=0) and, in a second column, as a Makefile's recipe runs
-it (MAKEFLAGS set): through a running resident worker (svmstruct.worker.resident, a private socket directory).
+Every row is a command run as its own process (SVMSTRUCT_RESIDENT=0), median wall time of --runs and its peak
+resident memory, beside `python -c "import numpy"` (the floor: no command can start faster) and, where $ANCHOR_BIN
+holds it, the original program on the same files (trec_eval on the qrels and a TREC run of the same scores,
+svm_rank_learn and svm_rank_classify):
+- `--help`, `losses` (target: <= 1.5x the floor);
+- `eval -m map -m ndcg@10` on 500 lines (<= 2x the floor, <= 60 MB), `classify` of a linear model on them
+  (<= 4x the floor, <= 130 MB), `learn -l pairs -c 1` on data/mq2008-small (<= 6x the floor);
+- the same eval and classify through a running resident worker (as inside make);
+- where the small-input twins give way to numba's kernels (svmstruct.compute.paths): eval and classify of MQ2008
+  files of growing size, each way (SVMSTRUCT_PATH=twin|kernel) beside the automatic choice.
 Usage: python scripts/bench_startup.py [--runs 5] [--shared ../shared]
 """
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -26,72 +25,55 @@ from svmstruct.worker import control
 
 ROOT = Path(__file__).resolve().parents[1]
 SVM = str(Path(sys.executable).parent / "svmstruct")
-
-
 OWN = {**os.environ, "SVMSTRUCT_RESIDENT": "0"}
-RESIDENT = dict(OWN)  # main() points it at a running server
+OWN.pop("SVMSTRUCT_PATH", None)
 
 
-def wall(cmd: list, runs: int, env: dict = OWN) -> float:
-    return statistics.median(timed(cmd, env)[0] for _ in range(runs))
-
-
-def both(cmd: list, runs: int) -> tuple[float, float]:
-    """(median wall as its own process, through the resident worker)."""
-    return wall(cmd, runs), wall(cmd, runs, RESIDENT)
-
-
-def timed(cmd: list, env: dict = OWN) -> tuple[float, str]:
+def run(cmd: list, env: dict) -> tuple:
+    """(wall seconds, peak resident KB) of one process."""
     start = time.perf_counter()
-    done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    return time.perf_counter() - start, done.stdout
+    with open(os.devnull, "wb") as null:
+        child = subprocess.Popen(cmd, stdout=null, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - start
+        error = child.stderr.read().decode(errors="replace")
+        child.stderr.close()
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        sys.exit(f"failed ({child.returncode}): {' '.join(cmd)}\n{error}")
+    return seconds, usage.ru_maxrss
 
 
-def start_resident(folder: str) -> None:
-    RESIDENT.pop("SVMSTRUCT_RESIDENT")  # as a Makefile's recipes run: make sets MAKEFLAGS, the worker serves
-    RESIDENT.update(MAKEFLAGS=RESIDENT.get("MAKEFLAGS", ""), MAKELEVEL=RESIDENT.get("MAKELEVEL", "1"),
-                    SVMSTRUCT_RESIDENT_DIR=folder)
-    timed([SVM, "--version"], RESIDENT)
+def measured(cmd: list, runs: int, env: dict = OWN) -> tuple:
+    """(median wall, largest peak MB) of RUNS processes."""
+    results = [run(cmd, env) for _ in range(runs)]
+    return statistics.median(r[0] for r in results), max(r[1] for r in results) / 1024
+
+
+def trec_files(test: str, scores: str, folder: str) -> tuple:
+    """qrels and a TREC run of SCORES (one per line of TEST, its docids in the comments) for trec_eval."""
+    qrels, run_lines = [], []
+    for line, score in zip(Path(test).read_text().splitlines(), Path(scores).read_text().split()):
+        label, qid = line.split()[0], line.split()[1].split(":")[1]
+        docid = line.split("docid = ")[1].split()[0]
+        qrels.append(f"{qid} 0 {docid} {int(float(label))}\n")
+        run_lines.append(f"{qid} Q0 {docid} 0 {score} svmstruct\n")
+    Path(f"{folder}/qrels").write_text("".join(qrels))
+    Path(f"{folder}/run").write_text("".join(run_lines))
+    return f"{folder}/qrels", f"{folder}/run"
+
+
+def start_resident(folder: str) -> dict:
+    """The environment of a Makefile's recipe, with a resident worker running in FOLDER."""
+    env = {**OWN, "MAKEFLAGS": "", "MAKELEVEL": "1", "SVMSTRUCT_RESIDENT_DIR": folder}
+    env.pop("SVMSTRUCT_RESIDENT")
+    run([SVM, "--version"], env)
     deadline = time.monotonic() + 60
     while not list(Path(folder).glob("*.sock")):
         if time.monotonic() > deadline:
             sys.exit("the resident worker did not start")
         time.sleep(0.05)
-
-
-def training_seconds(cmd: list, runs: int, env: dict = OWN) -> tuple[float, float]:
-    """(median wall, median of the training time the log prints: ours 'Runtime in seconds', svm_rank's
-    'Runtime in cpu-seconds')."""
-    walls, trains = [], []
-    for _ in range(runs):
-        seconds, out = timed(cmd, env)
-        walls.append(seconds)
-        trains.append(float(re.findall(r"Runtime in (?:cpu-)?seconds: ([0-9.]+)", out)[0]))
-    return statistics.median(walls), statistics.median(trains)
-
-
-def trec_files(test: str, scores: str, folder: str) -> tuple:
-    """qrels and a TREC run of SCORES (one per line of TEST, its docids in the comments) for trec_eval."""
-    qrels, run = [], []
-    for line, score in zip(Path(test).read_text().splitlines(), Path(scores).read_text().split()):
-        label, qid = line.split()[0], line.split()[1].split(":")[1]
-        docid = line.split("docid = ")[1].split()[0]
-        qrels.append(f"{qid} 0 {docid} {int(float(label))}\n")
-        run.append(f"{qid} Q0 {docid} 0 {score} svmstruct\n")
-    Path(f"{folder}/qrels").write_text("".join(qrels))
-    Path(f"{folder}/run").write_text("".join(run))
-    return f"{folder}/qrels", f"{folder}/run"
-
-
-def ten_graded_lines(train: Path) -> bytes:
-    """The first 10 lines of the first query of `train` whose first 10 lines have three grades."""
-    queries: dict = {}
-    for line in train.read_bytes().splitlines(keepends=True):
-        queries.setdefault(line.split()[1], []).append(line)
-    for lines in queries.values():
-        if len({line.split()[0] for line in lines[:10]}) == 3:
-            return b"".join(lines[:10])
-    raise SystemExit(f"no query of {train} has three grades in its first 10 lines")
+    return env
 
 
 def main():
@@ -99,57 +81,78 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--shared", default=str(ROOT.parent / "shared"))
     args = parser.parse_args()
-    data, mq2008 = ROOT / "data" / "mq2008-small", Path(args.shared) / "data" / "mq2008"
-    rows = []
+    anchor = Path(os.environ.get("ANCHOR_BIN") or "/nonexistent")
+    small, mq2008 = ROOT / "data" / "mq2008-small", Path(args.shared) / "data" / "mq2008"
+    rows: list = []  # (command, seconds, MB, target ratio or None, target MB or None, the original's, note)
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(prefix="svmr") as sockets:
-        test, model, scores = f"{tmp}/t10.txt", f"{tmp}/map.model", f"{tmp}/t10.pred"
-        Path(test).write_bytes(b"".join((data / "test.txt").read_bytes().splitlines(keepends=True)[:10]))
-        timed([SVM, "learn", "-l", "map", "-c", "10", "-v", "0", str(data / "train.txt"), model])
-        timed([SVM, "classify", "-v", "0", test, model, scores])  # warm the cache
-        start_resident(sockets)
-        rows.append(("python -c pass", wall([sys.executable, "-c", "pass"], args.runs), None, ""))
-        rows.append(("python -c 'import numpy'", wall([sys.executable, "-c", "import numpy"], args.runs), None, ""))
-        rows.append(("classify 10 lines", *both([SVM, "classify", test, model], args.runs), ""))
-        rows.append(("eval -m map 10 lines", *both([SVM, "eval", "-m", "map", test, scores], args.runs), ""))
-        graded = f"{tmp}/graded10.txt"
-        Path(graded).write_bytes(ten_graded_lines(data / "train.txt"))
-        for loss in ("pairs", "errorrate", "map"):
-            seconds = both([SVM, "learn", "-l", loss, "-v", "0", graded, f"{tmp}/g.model"], args.runs)
-            rows.append((f"learn -l {loss} 10 lines", *seconds, "target <= 0.5 s"))
-        if mq2008.is_dir():
-            s1, s5 = str(mq2008 / "S1.txt"), str(mq2008 / "S5.txt")
-            learn = [SVM, "learn", "-l", "pairs", "-c", "1", "-e", "0.0001", s1, f"{tmp}/s1.model"]
-            ours, train = training_seconds(learn, args.runs)
-            through, through_train = training_seconds(learn, args.runs, RESIDENT)
-            rank = Path(os.environ.get("ANCHOR_BIN", "/nonexistent")) / "svm_rank_learn"
-            note = f"training {train:.2f} s / {through_train:.2f} s"
-            if rank.exists():
-                theirs, their_train = training_seconds([str(rank), "-c", "1", "-e", "0.0001", s1, f"{tmp}/r.model"],
-                                                       args.runs)
-                note += f"; svm_rank_learn {theirs:.3f} s, training {their_train:.2f} cpu-s (+{ours - theirs:.2f} s)"
-            rows.append(("learn -l pairs -c 1 -e 0.0001 MQ2008 S1", ours, through, note))
-            s5_scores = f"{tmp}/s5.pred"
-            classify = both([SVM, "classify", s5, f"{tmp}/s1.model", s5_scores], args.runs)
-            note = ""
-            if (rank.parent / "svm_rank_classify").exists() and rank.exists():
-                anchor = wall([str(rank.parent / "svm_rank_classify"), s5, f"{tmp}/r.model", f"{tmp}/r.pred"],
-                              args.runs)
-                note = f"svm_rank_classify {anchor:.3f} s"
-            rows.append(("classify MQ2008 S5", *classify, note))
-            evaluate = both([SVM, "eval", "-m", "map", "-m", "ndcg@10", s5, s5_scores], args.runs)
-            note = "target <= 0.3 s"
-            if (rank.parent / "trec_eval").exists():
-                qrels, run = trec_files(s5, s5_scores, tmp)
-                anchor = wall([str(rank.parent / "trec_eval"), "-m", "map", "-m", "ndcg_cut.10", qrels, run], args.runs)
-                note += f"; trec_eval {anchor:.3f} s (the same scores as a TREC run)"
-            rows.append(("eval -m map -m ndcg@10 MQ2008 S5", *evaluate, note))
+        test, model, scores = f"{tmp}/t500.txt", f"{tmp}/pairs.model", f"{tmp}/t500.pred"
+        Path(test).write_bytes(b"".join((small / "test.txt").read_bytes().splitlines(keepends=True)[:500]))
+        run([SVM, "learn", "-l", "pairs", "-c", "1", "-v", "0", str(small / "train.txt"), model], OWN)
+        run([SVM, "classify", test, model, scores], OWN)
+        floor = measured([sys.executable, "-c", "import numpy"], args.runs)
+        qrels, trec_run = trec_files(test, scores, tmp)
+        originals = {
+            "eval": [str(anchor / "trec_eval"), "-m", "map", "-m", "ndcg_cut.10", qrels, trec_run],
+            "classify": [str(anchor / "svm_rank_classify"), test, f"{tmp}/rank.model", f"{tmp}/rank.pred"],
+            "learn": [str(anchor / "svm_rank_learn"), "-c", "1", str(small / "train.txt"), f"{tmp}/rank.model"],
+        }
+        theirs = {}
+        for name in ("learn", "classify", "eval"):  # learn first: classify reads its model
+            if Path(originals[name][0]).exists():
+                theirs[name] = measured(originals[name], args.runs)
+        commands = [
+            ("--help", [SVM, "--help"], 1.5, None, None),
+            ("losses", [SVM, "losses"], 1.5, None, None),
+            ("eval -m map -m ndcg@10, 500 lines", [SVM, "eval", "-m", "map", "-m", "ndcg@10", test, scores], 2.0, 60,
+             "eval"),
+            ("classify, linear model, 500 lines", [SVM, "classify", test, model, f"{tmp}/out.pred"], 4.0, 130,
+             "classify"),
+            ("learn -l pairs -c 1, mq2008-small", [SVM, "learn", "-l", "pairs", "-c", "1", "-v", "0",
+                                                   str(small / "train.txt"), f"{tmp}/m"], 6.0, None, "learn"),
+        ]
+        for name, cmd, ratio, megabytes, original in commands:
+            rows.append((name, *measured(cmd, args.runs), ratio, megabytes, theirs.get(original), ""))
+        resident = start_resident(sockets)
+        for name, cmd, *_ in commands[2:4]:
+            rows.append((f"{name}, through the worker", *measured(cmd, args.runs, resident), None, None, None, ""))
         control.stop_servers(sockets, every=True)
-    print(f"median of {args.runs} whole-process runs, warm numba cache; seconds as its own process and through "
-          f"the resident worker")
-    print(f"{'command':<42} {'own':>8} {'resident':>8}")
-    for name, seconds, through, note in rows:
-        shown = "" if through is None else f"{through:8.3f}"
-        print(f"{name:<42} {seconds:8.3f} {shown:>8}   {note}".rstrip())
+        switch = _switch_rows(mq2008, tmp, args.runs) if mq2008.is_dir() else []
+    print(f"median wall of {args.runs} runs (s) and peak memory (MB), each command its own process; the floor is "
+          f"python -c 'import numpy': {floor[0]:.3f} s, {floor[1]:.0f} MB")
+    print(f"{'command':<48} {'s':>6} {'x floor':>8} {'MB':>5}  {'target':<18} {'the original':<20}")
+    for name, seconds, megabytes, ratio, most, original, _ in rows:
+        target = " ".join(filter(None, [f"<= {ratio:g}x" if ratio else "", f"<= {most} MB" if most else ""]))
+        met = "" if not target else " met" if (not ratio or seconds <= ratio * floor[0]) and \
+            (not most or megabytes <= most) else " MISSED"
+        theirs_text = f"{original[0]:.3f} s {original[1]:.0f} MB" if original else ""
+        print(f"{name:<48} {seconds:6.3f} {seconds / floor[0]:8.2f} {megabytes:5.0f}  {target + met:<18} "
+              f"{theirs_text:<20}")
+    if switch:
+        print("\nwhere the twins give way to the kernels (compute.paths): MQ2008 files of growing size, s (MB)")
+        print(f"{'input':<34} {'twin':>13} {'kernel':>13} {'chosen':>13}")
+        for name, *cells in switch:
+            print(f"{name:<34} " + " ".join(f"{s:6.3f} ({mb:3.0f})" for s, mb in cells))
+
+
+def _switch_rows(mq2008: Path, tmp: str, runs: int) -> list:
+    """eval and classify of the first 1,000 to 60,000 lines of MQ2008 (S1..S5), each way and as chosen."""
+    lines = b"".join((mq2008 / f"S{k}.txt").read_bytes() for k in range(1, 6)).splitlines(keepends=True)
+    model = f"{tmp}/switch.model"
+    run([SVM, "learn", "-l", "pairs", "-c", "1", "-v", "0", str(mq2008 / "S1.txt"), model], OWN)
+    out = []
+    for count in (1000, 2500, 5000, 15000, 60000):
+        if count > len(lines):
+            break
+        data, scores = f"{tmp}/n{count}.txt", f"{tmp}/n{count}.pred"
+        Path(data).write_bytes(b"".join(lines[:count]))
+        size = os.path.getsize(data) / 2**20
+        run([SVM, "classify", data, model, scores], OWN)
+        for name, cmd in ((f"eval, {count} lines ({size:.1f} MB)", [SVM, "eval", "-m", "map", data, scores]),
+                          (f"classify, {count} lines", [SVM, "classify", data, model, f"{tmp}/o.pred"])):
+            cells = [measured(cmd, runs, {**OWN, "SVMSTRUCT_PATH": way}) for way in ("twin", "kernel")]
+            out.append((name, *cells, measured(cmd, runs)))
+    return out
+
 
 if __name__ == "__main__":
     main()

@@ -116,8 +116,12 @@ def test_a_large_file_takes_the_kernel_and_a_pipe_of_either_size_reads_alike(tmp
     small = tmp_path / "small.dat"
     small.write_text("".join(f"{i % 3} qid:{1 + i // 10} 1:{i} 2:0.5 # d{i}\n" for i in range(100)))
     monkeypatch.setattr(data, "TWIN_BYTES", 1000)  # the small file is large now
+    monkeypatch.setattr(data, "TWIN_LABEL_BYTES", 1000)
     monkeypatch.delenv("SVMSTRUCT_PATH", raising=False)
     big = data.read_svmlight(str(small))
+    monkeypatch.setenv("SVMSTRUCT_PATH", "twin")  # the twin, forced beyond TWIN_BYTES, reads the whole file
+    assert data.read_svmlight(str(small)).n_docs == data.read_svmlight(str(small), features=False).n_docs == 100
+    assert sum(part.n_docs for part in data.read_parts(str(small))) == 100
     monkeypatch.undo()
     one_process = subprocess.run([sys.executable, "-c", (
         "import sys; from svmstruct.io import data; d = data.read_svmlight(sys.argv[1]); "

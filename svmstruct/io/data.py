@@ -95,7 +95,7 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
     """
     name = "<stdin>" if path == "-" else path
     with files.open_binary(path) as f:
-        small = _small_text(f)
+        small = _small_text(f, TWIN_BYTES if features else TWIN_LABEL_BYTES)
         if small is None:  # the numba kernels (compute.paths)
             f = _Prefixed(f, _held(f))  # the bytes looked at already come first
             if not features:
@@ -104,23 +104,25 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
     return _read_twin(small, name, n_features, dtype, layout, features)
 
 
-TWIN_BYTES = 1 << 20  # a file up to this size is read by the Python twin (io.svmlight_twin), without numba
+TWIN_BYTES = 4 << 20  # a file up to this size is read by the Python twin (io.svmlight_twin), without numba
+TWIN_LABEL_BYTES = 16 << 20  # ... when its features are not read (eval, qrels): make bench-startup
 
 
-def _small_text(f) -> bytes | None:
-    """All of F's text when it is small enough for the Python twin to read faster than numba starts and numba is
-    not loaded already (compute.paths), else None; what was read of a pipe to find out comes first later (_held)."""
+def _small_text(f, limit: int = TWIN_BYTES) -> bytes | None:
+    """All of F's text when it is at most LIMIT bytes, where the Python twin reads it faster than numba starts, and
+    the kernels are not loaded already (compute.paths), else None; what was read of a pipe to find out comes first
+    later (_held)."""
     from svmstruct.compute import paths
 
     size = _plain_size(f)
-    if size is not None and paths.compiled(size, TWIN_BYTES + 1, "svmstruct.io.svmlight_parser"):
+    if size is not None and paths.compiled(size, limit + 1, "svmstruct.io.svmlight_parser"):
         return None
     try:
-        head = f.read(TWIN_BYTES + 1)
+        head = f.read(limit + 1 if size is None else -1)
+        if not paths.compiled(len(head), limit + 1, "svmstruct.io.svmlight_parser"):
+            return head if len(head) <= limit or size is not None else head + f.read()
     except (OSError, EOFError, zlib.error) as e:
         raise InputError(f"cannot read (corrupt or truncated?): {e}", getattr(f, "name", "<input>")) from None
-    if not paths.compiled(len(head), TWIN_BYTES + 1, "svmstruct.io.svmlight_parser"):
-        return head
     f.svmstruct_held = head  # type: ignore[attr-defined]
     return None
 
