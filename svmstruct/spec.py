@@ -207,7 +207,7 @@ class Problem(Declares):
             options = ", ".join(f"{k} {v}" for k, v in structured.options.items() if v is not None)
             raise InputError(f"the model has {trained.n_features} weights, its problem ({options}) has {dim}: the "
                              "options do not fit the weights (an edited or damaged model?)", source)
-        return [structured.predict(x, trained.w) for x, _ in examples]
+        return structured.predict_all(examples, trained.w)
 
     def trained_instance(self, trained, overrides: dict | None = None, source: str | None = None):
         """The problem with the options a model's file records (InputError naming the file SOURCE and the option's

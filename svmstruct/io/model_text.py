@@ -11,7 +11,10 @@ from svmstruct.options import INTEGER, NUMBER
 
 _INTEGER = re.compile(INTEGER)
 _DECIMAL = re.compile(NUMBER + r"\Z")
+_INTEGER_BYTES = re.compile(INTEGER.encode())
+_DECIMAL_BYTES = re.compile(NUMBER.encode() + rb"\Z")
 _BLANK_TEXT = " \t\n\r\x0b\x0c"  # the characters of a blank line
+_BLANK_BYTES = _BLANK_TEXT.encode()
 _BLANK = np.frombuffer(_BLANK_TEXT.encode(), dtype=np.uint8)
 TWIN_LINES = 100_000  # a model of up to this many weight lines is read line by line, without numba
 
@@ -74,7 +77,11 @@ def _weight_block(lines, count: int, n_features: int) -> tuple | None:
 
 
 def _weight_rows(lines, count: int, n_features: int, path: str) -> tuple:
-    """_weight_lines one line at a time (each decoded alone): the first line that is wrong says why."""
+    """_weight_lines without numba: all lines split and converted at once where every one is right (_weight_bulk),
+    else one line at a time (each decoded alone): the first line that is wrong says why."""
+    found = _weight_bulk(lines, count, n_features)
+    if found is not None:
+        return found
     body = lines.number
     ids, weights = np.empty(count, dtype=np.int64), np.empty(count)
     for k in range(count):
@@ -85,6 +92,35 @@ def _weight_rows(lines, count: int, n_features: int, path: str) -> tuple:
         if lines.next().strip(_BLANK_TEXT):
             total = lines.count()
             raise InputError(f"expected {count} weight lines, found {total - body}", path, total)
+    return ids, weights
+
+
+def _weight_bulk(lines, count: int, n_features: int) -> tuple | None:
+    """(0-based ids, weights) of the COUNT weight lines of LINES when every one is two ASCII tokens, an integer in
+    1..n_features and a finite decimal, and only blank lines follow (what the line-by-line reader takes, read as
+    it reads them); else None. Nothing of LINES is consumed."""
+    raw = lines.blob[lines.at:]
+    if not raw.isascii():
+        return None
+    rows = raw.split(b"\n")
+    if rows and rows[-1] == b"":
+        rows.pop()
+    if len(rows) < count or any(row.strip(_BLANK_BYTES) for row in rows[count:]):
+        return None
+    pairs = [row.split() for row in rows[:count]]
+    if any(len(pair) != 2 for pair in pairs):
+        return None
+    keys, texts = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
+    if not (all(map(_INTEGER_BYTES.match, keys)) and all(map(_DECIMAL_BYTES.match, texts))):
+        return None
+    try:
+        ids = np.array([int(key) for key in keys], dtype=np.int64)
+    except OverflowError:
+        return None
+    weights = np.array([float(text) for text in texts], dtype=np.float64)
+    if np.any((ids < 1) | (ids > n_features)) or not np.all(np.isfinite(weights)):
+        return None
+    ids -= 1
     return ids, weights
 
 

@@ -75,6 +75,11 @@ class StructuredProblem:
         """argmax over y of w.Psi(x, y)."""
         raise NotImplementedError
 
+    def predict_all(self, examples: Sequence, w: np.ndarray) -> list:
+        """predict(x, w) for every example (x, y): one at a time; a problem may give all at once, faster (classify
+        of a file)."""
+        return [self.predict(x, w) for x, _ in examples]
+
     def outputs(self, x) -> Iterable:
         """Every output for x (small x only): what the tests enumerate to check the oracles."""
         raise NotImplementedError

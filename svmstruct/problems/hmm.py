@@ -186,6 +186,19 @@ class HMM(StructuredProblem):
     def predict(self, x, w: np.ndarray, beam: int | None = None) -> np.ndarray:
         return self._one(x, None, w, False, int(self.options.get("beam") or 0) if beam is None else beam)
 
+    def predict_all(self, examples: Sequence, w: np.ndarray) -> list:
+        """Every sequence's tags from one product of all tokens with the emission weights (each sequence's Viterbi
+        as predict's)."""
+        import scipy.sparse as sp
+
+        rows = [sp.csr_matrix(x)[:, :self.D] for x, _ in examples]
+        if not rows:
+            return []
+        X = sp.vstack(rows, format="csr")
+        bounds = np.concatenate([[0], np.cumsum([row.shape[0] for row in rows])]).astype(np.int64)
+        tags = self._tags(X, bounds, w, np.zeros(X.shape[0], dtype=np.int64), False, int(self.options.get("beam") or 0))
+        return [tags[lo:hi] + 1 for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+
     def cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple:
         """Every sequence's most violated tagging from one product of all tokens with the emission weights; the cut
         as Psi(truth) - Psi(ybar) over all tokens (emissions as G' X, transitions as counts of tag n-grams)."""

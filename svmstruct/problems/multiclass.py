@@ -108,13 +108,15 @@ class Multiclass(StructuredProblem):
         return int(self.options["features"])
 
     def _scores(self, x, w: np.ndarray) -> np.ndarray:
-        """w_k.x for every class k (x's features beyond D weigh nothing)."""
-        import scipy.sparse as sp
+        """w_k.x for every class k (x's features beyond D weigh nothing), as _all_scores adds them."""
+        return self._all_scores(_stacked([(x, None)]), w)[0]
 
-        x = sp.csr_matrix(x)
-        keep = x.indices < self.D
-        W = w.reshape(self.K, self.D)
-        return W[:, x.indices[keep]] @ x.data[keep]
+    def _all_scores(self, X, w: np.ndarray) -> np.ndarray:
+        """S = X W' (n x K) of CSR rows X: scipy's product adds each row's terms in order, as the cut's kernel does
+        (class_kernels.class_scores), so a class scores the same for prediction, training and one example alone."""
+        X = X[:, :self.D] if X.shape[1] > self.D else X
+        WT = np.ascontiguousarray(w.reshape(self.K, self.D)[:, :X.shape[1]].T)
+        return np.asarray(X.astype(np.float64) @ WT)
 
     def psi(self, x, y):
         import scipy.sparse as sp
@@ -146,19 +148,21 @@ class Multiclass(StructuredProblem):
     def predict(self, x, w: np.ndarray) -> int:
         return int(np.argmax(self._scores(x, w))) + 1
 
+    def predict_all(self, examples: Sequence, w: np.ndarray) -> list:
+        """Every example's class from one product S = X W' (ties: the smallest class)."""
+        return (np.argmax(self._all_scores(_stacked(examples), w), axis=1) + 1).tolist()
+
     def outputs(self, x):
         return range(1, self.K + 1)
 
     def cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple:
         """Every example at once: S = X W' (n x K), the most violated class per row, the cut as G' X."""
-        import scipy.sparse as sp
 
         from svmstruct.compute import threads
         from svmstruct.problems import class_kernels
 
         if not isinstance(examples, Examples):
-            examples = Examples(sp.vstack([sp.csr_matrix(x) for x, _ in examples], format="csr"),
-                                np.array([y for _, y in examples]))
+            examples = Examples(_stacked(examples), np.array([y for _, y in examples]))
         X, y = examples.X, examples.y
         X = X[:, :self.D] if X.shape[1] > self.D else X
         n, rows = len(y), np.arange(len(y))
@@ -186,6 +190,18 @@ class Multiclass(StructuredProblem):
                                      class_kernels.column_spans(columns.indptr),
                                      np.ascontiguousarray(truth, dtype=np.int64), ybar.astype(np.int64), scale, blocks)
         return blocks.ravel(), float(np.sum(np.where(wrong, delta, 0.0)))
+
+
+def _stacked(examples: Sequence) -> sp.csr_matrix:
+    """The rows x of examples [(x, y), ...] as one CSR matrix (an Examples' own X)."""
+    import scipy.sparse as sp
+
+    if isinstance(examples, Examples):
+        return examples.X
+    width = max((sp.csr_matrix(x).shape[1] for x, _ in examples), default=0)
+    return sp.vstack([sp.csr_matrix(x, shape=(1, width)) if sp.issparse(x) else
+                      sp.csr_matrix(np.asarray(x, dtype=np.float64).reshape(1, -1), shape=(1, width))
+                      for x, _ in examples], format="csr")
 
 
 def _columns(X: sp.csr_matrix, D: int) -> sp.csc_matrix:
