@@ -14,8 +14,10 @@ def classify_command(output_format, tag, verbosity, problem, beam, test_file, mo
     import numpy as np
 
     from svmstruct import losses, model
+    from svmstruct.compute import numba_cache
     from svmstruct.io import data, files, trec
 
+    numba_cache.SAY_COMPILING = verbosity >= 1
     if test_file == files.STDIO and model_file == files.STDIO:
         raise UsageError("TEST_FILE and MODEL_FILE cannot both be read from stdin")
     files.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file), ("MODEL_FILE", model_file)])

@@ -39,6 +39,9 @@ def learn_command(**params):
     if not params["train_files"]:  # click gave the one path to MODEL_FILE
         raise UsageError(f"learn takes the training file(s) and then the model to write: svmstruct learn [OPTIONS] "
                          f"TRAIN_FILE... MODEL_FILE (only '{params['model_file']}' was given)")
+    from svmstruct.compute import numba_cache
+
+    numba_cache.SAY_COMPILING = params.get("verbosity", 1) >= 1
     fields = {spec.name for spec in dataclasses.fields(config.Run)}
     run = config.Run(**{k: v for k, v in params.items() if k in fields},
                      loss_options={k: v for k, v in params.items() if k not in fields})

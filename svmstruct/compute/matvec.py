@@ -1,8 +1,7 @@
 """The numba kernels of svmstruct.compute.products (X @ w and X' c without copying X, float32 or float64 X, float64
 results). Loaded on first use."""
-from numba import njit, prange
-
 from svmstruct.compute import threads
+from svmstruct.compute.jit import njit, prange
 
 
 @threads.parallel_kernel

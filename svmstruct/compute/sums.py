@@ -1,5 +1,5 @@
 """Sums for the oracles' numba kernels whose value does not depend on the number of threads."""
-from numba import njit
+from svmstruct.compute.jit import njit
 
 
 @njit(cache=True)

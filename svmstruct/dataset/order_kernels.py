@@ -1,6 +1,7 @@
 """numba kernels of dataset.ranking and dataset.documents: every query's order by score and the docid hash."""
 import numpy as np
-from numba import njit
+
+from svmstruct.compute.jit import njit
 
 
 @njit(cache=True, nogil=True)

@@ -5,7 +5,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+
+from svmstruct.compute.jit import njit
 
 if TYPE_CHECKING:
     from svmstruct.diversity.features import CandidateSet

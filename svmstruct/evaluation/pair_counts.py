@@ -2,7 +2,8 @@
 O(n log L) time and O(n) memory: one sweep down the ranking with a Fenwick tree over the L distinct labels
 (Joachims 2006 counts swapped pairs the same way)."""
 import numpy as np
-from numba import njit
+
+from svmstruct.compute.jit import njit
 
 
 @njit(cache=True)

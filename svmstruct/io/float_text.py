@@ -15,9 +15,9 @@ fl(M) / 10^k tried against the exact remainder); float() reads the others.
 import math
 
 import numpy as np
-from numba import njit, prange
 
 from svmstruct.compute import threads
+from svmstruct.compute.jit import njit, prange
 from svmstruct.io.svmlight_numbers import POW10, _parse_int, fast_float, is_decimal
 from svmstruct.io.svmlight_parser import _next_token
 

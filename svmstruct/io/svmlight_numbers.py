@@ -5,9 +5,10 @@ multiplication or division by an exact power of ten, Clinger's fast path); the r
 from typing import Any
 
 import numpy as np
-from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
+
+from svmstruct.compute.jit import njit
 
 SPACE, TAB, CR = 32, 9, 13
 

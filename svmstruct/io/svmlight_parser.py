@@ -12,8 +12,8 @@ A malformed line stops the kernel with an error code and the span of the offendi
 """
 
 import numpy as np
-from numba import njit
 
+from svmstruct.compute.jit import njit
 from svmstruct.io.svmlight_codes import (  # noqa: F401 - the codes the kernel returns (io.data reads them here)
     BAD_INDEX,
     BAD_OPTION,

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
 
 from svmstruct.compute import threads
+from svmstruct.compute.jit import njit, prange
 from svmstruct.kernels.table import COMPILED, POLYNOMIAL, RBF, TYPES, Kernel
 
 NS_PER_PRODUCT = 2.0  # one-thread cost of a feature pair in a sparse dot product (threads.for_work)

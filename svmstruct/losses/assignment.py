@@ -15,7 +15,8 @@ several columns are at the same shortest distance, a free column is taken (it en
 among equals of the same kind the one of lowest index.
 """
 import numpy as np
-from numba import njit
+
+from svmstruct.compute.jit import njit
 
 
 @njit(cache=True)

@@ -49,9 +49,9 @@ Every solver returns the Psi coefficient of each document (c of its position for
 so that most_violated_all forms dcoef = target - coefficients whatever the map.
 """
 import numpy as np
-from numba import njit, prange
 
 from svmstruct.compute import threads
+from svmstruct.compute.jit import njit, prange
 from svmstruct.losses.assignment import assignment_positions
 from svmstruct.losses.mrr_oracles import mrr_first_oracle, mrr_oracle
 

@@ -1,8 +1,8 @@
 """SVM-map's most violated ranking (Yue, Finley, Radlinski & Joachims 2007), also svm_perf's AvgPrec."""
 import numpy as np
-from numba import njit, prange
 
 from svmstruct.compute import threads
+from svmstruct.compute.jit import njit, prange
 from svmstruct.compute.sums import sequential_sum
 
 

@@ -2,7 +2,8 @@
 the ranking of most violation under the positional map by trying every position of the first relevant document,
 and under the first-relevant map in closed form (docstrings below; dorm_oracles' module docstring has the maps)."""
 import numpy as np
-from numba import njit
+
+from svmstruct.compute.jit import njit
 
 
 @njit(cache=True)

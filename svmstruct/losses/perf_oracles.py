@@ -6,9 +6,9 @@ Delta(y, ybar) + w.Psi(x, ybar), and that Delta. Scaling follows svm_perf (docs/
 Delta in percent, Psi with the label rescaling that makes the objectives equal to svm_perf's.
 """
 import numpy as np
-from numba import njit, prange
 
 from svmstruct.compute import threads
+from svmstruct.compute.jit import njit, prange
 from svmstruct.losses import perf_codes
 from svmstruct.losses.map_oracles import average_precision_most_violated_fast, sorted_desc
 from svmstruct.losses.perf_codes import AVGPREC, ERRORRATE, FBETA, PRBEP, PREC_K, REC_K, ROCAREA, ZEROONE

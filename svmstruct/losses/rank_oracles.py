@@ -7,9 +7,9 @@ document, its swapped pairs with a Fenwick tree over label ranks during a sweep 
 costs O(n log n) per query (svm_rank's own oracle is quadratic).
 """
 import numpy as np
-from numba import njit, prange
 
 from svmstruct.compute import threads
+from svmstruct.compute.jit import njit, prange
 from svmstruct.compute.sums import sequential_sum
 
 

@@ -2,9 +2,9 @@
 threads, and the cut's blocks from the examples whose most violated class is wrong — the sums in the order scipy's
 X @ W' and X' G take them, so the same numbers to the bit, without G's n x K zeros."""
 import numpy as np
-from numba import prange
 
 from svmstruct.compute import threads
+from svmstruct.compute.jit import prange
 
 NS_PER_MADD = 0.6  # one-thread nanoseconds of a score's multiply-add (as compute.threads.NS_PER_MADD)
 

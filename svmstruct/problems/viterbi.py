@@ -19,9 +19,9 @@ svm_hmm_classify's (the same ties, the same evictions).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from svmstruct.compute import threads
+from svmstruct.compute.jit import njit, prange
 
 NS_PER_STEP = 0.5  # one-thread nanoseconds of one (state, tag) step of the exact search (the thread policy's)
 

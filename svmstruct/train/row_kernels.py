@@ -3,9 +3,9 @@ sparse, its dot product with a vector and its multiple added into one, each read
 `values @ a[indices]` and `w[indices] += alpha * values` make a temporary of the row first), on several threads over
 CHUNKS fixed slices summed in their order — any number of threads gives the same numbers."""
 import numpy as np
-from numba import njit, prange
 
 from svmstruct.compute import threads
+from svmstruct.compute.jit import njit, prange
 
 CHUNKS = 16  # fixed slices of a row (not one per thread: the sums must not depend on the thread count)
 NS_PER_ENTRY = 1.0  # one-thread nanoseconds of a stored entry's multiply-add (a gathered or scattered weight)
