@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from svmstruct import api, losses, model
+from svmstruct import api, model, registry
 from svmstruct.dataset import arrays
 from svmstruct.evaluation import tables
 from svmstruct.io import data
@@ -76,7 +76,7 @@ def main():
         test = read(test_files or "mslr", shared, "test")
         test = arrays.from_arrays(test.X[:, :train.n_features] if test.n_features > train.n_features else test.X,
                                 test.y, test.qid if test.has_qid else None, test.docids)
-        default_C = losses.lookup(loss)[0].default_C
+        default_C = registry.lookup(loss)[0].default_C
         values = []
         for C in GRID:
             trained = api.fit(train, loss=loss, C=C, normalize=normalize)

@@ -9,10 +9,10 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from svmstruct import losses
+from svmstruct import registry
 from svmstruct.dataset.normalize import METHODS as NORMALIZATIONS
 from svmstruct.errors import InputError, UsageError
-from svmstruct.options import MAX_ITERATIONS
+from svmstruct.options import MAX_ITERATIONS, parse_number
 
 if TYPE_CHECKING:
     from svmstruct.kernels.nystroem import Spec
@@ -136,7 +136,7 @@ class Run:
             if spelled is not self:
                 return spelled.check(spelling)
         loss, opts = self._problem(spelling) if self.problem is not None else \
-            resolve_loss(losses.DEFAULT if self.loss is None else self.loss, self.loss_options, spelling)
+            resolve_loss(registry.DEFAULT if self.loss is None else self.loss, self.loss_options, spelling)
         if self.problem is None and (self.rescaling is not None or self.problem_options):
             raise UsageError(f"{'-o' if self.rescaling is not None else '--problem-option'} applies to --problem")
         settings = Settings(self._grid(loss), self.epsilon, self.max_iterations, self.normalize).check(loss)
@@ -188,9 +188,9 @@ class Run:
         """This run with a problem's options given by the flags its original spells them with where the command
         line stored them as a kernel basis's or a loss's (svm_hmm's --t and --b: the basis's --t and svm_perf's bias
         --b, which do not apply to a problem) moved to the problem's options."""
-        declared = losses.problem(self.problem or "").options
+        declared = registry.problem(self.problem or "").options
         basis = {flag: name for name, flag in KERNEL_FLAGS.items()}
-        by_flag = {option.flag: name for name, option in losses.all_options().items()}
+        by_flag = {option.flag: name for name, option in registry.all_options().items()}
         fields: dict[str, Any] = {}
         options = dict(self.loss_options)
         for option in declared:
@@ -206,7 +206,7 @@ class Run:
         """The Loss of --problem MODULE:CLASS and its options (-o checked against the problem's oracles)."""
         if self.loss is not None:
             raise UsageError("-l and --problem both name what to train: give one of them")
-        loss = losses.problem(self.problem or "")
+        loss = registry.problem(self.problem or "")
         given = {}
         for text in self.problem_options:
             key, equals, value = text.partition("=")
@@ -239,19 +239,19 @@ class Run:
 
     def _check_format(self, loss: Trainable) -> None:
         """--format fits what is trained: svm_light's for a loss, the original's of a problem of svmstruct's."""
-        from svmstruct.io import struct_models
+        from svmstruct.io import model_files
 
-        if self.problem is None and self.model_format in struct_models.FORMATS:
+        if self.problem is None and self.model_format in model_files.FORMATS:
             raise UsageError(f"--format {self.model_format} writes models of --problem "
-                             f"{struct_models.FORMATS[self.model_format]}")
+                             f"{model_files.FORMATS[self.model_format]}")
         if self.problem is not None and self.model_format == "svmlight":
             raise UsageError("--format svmlight writes a linear model of documents; a --problem's model is svmstruct's"
                              " (or, for multiclass and hmm, svm_multiclass's and svm_hmm's: --format svm_multiclass, "
                              "svm_hmm)")
-        if self.problem is not None and self.model_format in struct_models.FORMATS and \
-                loss.name != struct_models.PROBLEMS[struct_models.FORMATS[self.model_format]]:
+        if self.problem is not None and self.model_format in model_files.FORMATS and \
+                loss.name != model_files.PROBLEMS[model_files.FORMATS[self.model_format]]:
             raise UsageError(f"--format {self.model_format} writes models of --problem "
-                             f"{struct_models.FORMATS[self.model_format]}, not of {self.problem}")
+                             f"{model_files.FORMATS[self.model_format]}, not of {self.problem}")
 
     def _grid(self, loss: Trainable) -> list:
         if self.C is None or (isinstance(self.C, (list, tuple)) and list(self.C) == [None]):
@@ -262,9 +262,7 @@ class Run:
             return [loss.default_C]
         if not isinstance(self.C, str):
             return list(self.C) if isinstance(self.C, (list, tuple)) else [self.C]
-        from svmstruct import selection
-
-        grid = selection.parse_grid(self.C)
+        grid = parse_grid(self.C)
         if len(grid) > 1 and self.validation_file is None:
             raise UsageError("a grid of C values needs --validate VALIDATION_FILE to choose from")
         return grid
@@ -275,14 +273,13 @@ class Run:
             if self.select_measure is not None:
                 raise UsageError("--select applies only with --validate")
             return None
-        from svmstruct import selection
         from svmstruct.evaluation.measures import canonical
 
         measure = self.select_measure or (loss.measure(opts) if loss.measure else None)
         if measure is None:
             raise UsageError(f"--validate needs --select MEASURE: loss {loss.name} names no eval measure")
         measure = canonical(measure)
-        selection.check_measure(measure)
+        check_measure(measure)
         return measure
 
     def _kernel_spec(self, loss: Trainable) -> Spec | None:
@@ -356,7 +353,7 @@ def resolve_loss(name: str, options: dict | None = None,
     """The loss called `name` and its complete, checked options (defaults filled in); UsageError for an
     unknown loss, an option it does not take or a bad value. Nothing is read: call it first."""
     try:
-        loss, implied = losses.lookup(name)
+        loss, implied = registry.lookup(name)
     except InputError as e:
         raise UsageError(e.message) from None
     return loss, loss.resolve(options or {}, implied, spelling)
@@ -404,3 +401,24 @@ class Settings:
 
     def epsilon_for(self, loss: Trainable) -> float:
         return loss.default_epsilon if self.epsilon is None else float(self.epsilon)
+
+
+def parse_grid(text: str) -> list:
+    """`1`, `0.01,0.1,1` -> sorted list of positive floats (svm_light's number syntax)."""
+    try:
+        values = sorted({parse_number(v.strip()) for v in str(text).split(",") if v.strip()})
+    except ValueError:
+        raise UsageError(f"-c takes a number or a comma-separated list of numbers, got '{text}'") from None
+    if not values or min(values) <= 0 or not all(math.isfinite(v) for v in values):
+        raise UsageError(f"-c values must be finite and positive, got '{text}'")
+    return values
+
+
+def check_measure(name: str) -> None:
+    """UsageError for a measure `eval` does not know (checked before any training)."""
+    from svmstruct.evaluation import measures
+
+    try:
+        measures.lookup(name)
+    except KeyError as e:
+        raise UsageError(e.args[0]) from None

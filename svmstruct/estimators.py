@@ -83,12 +83,12 @@ class _Linear:
     def _parameters(cls) -> dict:
         """The parameters, generated: loss, C, epsilon, the options of every registered loss of the estimator's
         families (default None: the loss's own default), max_iterations, the kernel's, then the estimator's own."""
-        from svmstruct import losses
+        from svmstruct import registry
 
         def keyword(name, default):
             return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
 
-        options = {option.name: None for loss in losses.REGISTRY.values() if loss.family in cls._families
+        options = {option.name: None for loss in registry.REGISTRY.values() if loss.family in cls._families
                    for option in loss.options}
         return {p.name: p for p in [keyword("loss", cls._default_loss), keyword("C", None), keyword("epsilon", None),
                                     *(keyword(name, None) for name in options),

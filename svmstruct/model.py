@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from svmstruct.errors import InputError, UsageError
-from svmstruct.io.model_text import integer, number, weight_lines, weights_text
+from svmstruct.io.model_files import integer, number, weight_lines, weights_text
 from svmstruct.kernels.table import TYPES, Kernel
 from svmstruct.options import LARGEST_INTEGER
 
@@ -212,13 +212,13 @@ def _basis_lines(expansion) -> list:
 def save_model(model: Model, path: str, fmt: str = "svmstruct") -> None:
     """Write the model to `path` (`-`: stdout) atomically, in svmstruct's format, svm_light's, or for a model of
     SVM-multiclass or SVM-hmm the original's (svm_multiclass, svm_hmm)."""
-    from svmstruct.io import files, struct_models
+    from svmstruct.io import files, model_files
 
-    if fmt in struct_models.FORMATS:
-        kind = struct_models.FORMATS[fmt]
-        if model.loss != struct_models.PROBLEMS[kind]:
+    if fmt in model_files.FORMATS:
+        kind = model_files.FORMATS[fmt]
+        if model.loss != model_files.PROBLEMS[kind]:
             raise UsageError(f"--format {fmt} writes models of --problem {kind}, not of {model.loss}")
-        text = struct_models.format(kind, model.options, model.w, int(model.header.get("documents", 0)))
+        text = model_files.format(kind, model.options, model.w, int(model.header.get("documents", 0)))
     else:
         text = format_svmlight(model) if fmt == "svmlight" else format_model(model)
     files.write_output(path, text)
@@ -241,11 +241,11 @@ def load_model(path: str) -> Model:
     rows = [first, *lines.rest()]
     if first.startswith("SVM-light Version"):
         return _parse_svmlight(rows, path)
-    from svmstruct.io import struct_models
+    from svmstruct.io import model_files
 
-    if struct_models.kind_of(first):
-        kind, options, w, at = struct_models.read(rows, path)
-        return Model(w=w, loss=struct_models.PROBLEMS[kind], options={k: str(v) for k, v in options.items()},
+    if model_files.kind_of(first):
+        kind, options, w, at = model_files.read(rows, path)
+        return Model(w=w, loss=model_files.PROBLEMS[kind], options={k: str(v) for k, v in options.items()},
                      format=f"svm_{kind}", lines={f"option.{key}": line for key, line in at.items()})
     raise InputError(f"not a model file (first line '{first[:40]}')", path, 1)
 

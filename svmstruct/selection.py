@@ -2,33 +2,11 @@
 -validate; svm_struct users script it by hand)."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from svmstruct import model
-from svmstruct.errors import UsageError
 from svmstruct.evaluation import measures, tables
-from svmstruct.options import parse_number
-
-
-def parse_grid(text: str) -> list:
-    """`1`, `0.01,0.1,1` -> sorted list of positive floats (svm_light's number syntax)."""
-    try:
-        values = sorted({parse_number(v.strip()) for v in str(text).split(",") if v.strip()})
-    except ValueError:
-        raise UsageError(f"-c takes a number or a comma-separated list of numbers, got '{text}'") from None
-    if not values or min(values) <= 0 or not all(math.isfinite(v) for v in values):
-        raise UsageError(f"-c values must be finite and positive, got '{text}'")
-    return values
-
-
-def check_measure(name: str) -> None:
-    """UsageError for a measure `eval` does not know (checked before any training)."""
-    try:
-        measures.lookup(name)
-    except KeyError as e:
-        raise UsageError(e.args[0]) from None
 
 
 @dataclass

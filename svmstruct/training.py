@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import numpy as np
 
-from svmstruct import losses, model
+from svmstruct import model, registry
 from svmstruct.dataset import normalize as normalization
 from svmstruct.dataset.arrays import largest_magnitude
 from svmstruct.errors import InputError, NumericalError, UsageError
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 def loss_options(trained: model.Model) -> dict:
     """A model's loss options typed (as Option.parse gives them), also for a model read from a file."""
-    loss, implied = losses.lookup(trained.loss)
+    loss, implied = registry.lookup(trained.loss)
     return loss.resolve({k: v for k, v in trained.options.items() if loss.option(k) is not None}, implied)
 
 

@@ -96,4 +96,4 @@ class MarginOnly(MultiLabel):
     most_violated_slack = StructuredProblem.most_violated_slack
 
 
-PROBLEMS = [Problem.of(MultiLabel)]  # what svmstruct.losses.register(this module) adds to the registry
+PROBLEMS = [Problem.of(MultiLabel)]  # what svmstruct.registry.register(this module) adds to the registry

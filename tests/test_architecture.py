@@ -3,7 +3,7 @@ modules, short import chains, no import cycle, function-level imports included),
 the trainer independent of the losses, and no loss named in the command line interface."""
 import ast
 
-from svmstruct import losses
+from svmstruct import registry
 
 from conftest import ROOT
 
@@ -90,7 +90,7 @@ def test_the_command_line_names_no_loss():
     sources = [PACKAGE / "cli.py", *(PACKAGE / "commands").glob("*.py")]
     strings = {node.value for path in sources for node in ast.walk(ast.parse(path.read_text()))
                if isinstance(node, ast.Constant) and isinstance(node.value, str)}
-    names = {alias for loss in losses.REGISTRY.values() for alias in (loss.name, *loss.aliases)
+    names = {alias for loss in registry.REGISTRY.values() for alias in (loss.name, *loss.aliases)
              if not alias.isdigit()}
     assert not strings & names
 

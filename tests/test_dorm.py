@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from svmstruct import api, model, training
+from svmstruct import api, model, registry, training
 from svmstruct.dataset import arrays
 from svmstruct.errors import InputError
 from svmstruct.evaluation import measures
@@ -254,12 +254,11 @@ def test_pairwise_mixes_svm_ranks_pairs_into_the_listwise_bound():
     pairs a query (losses.combo.with_pairs, combo's sum). lambda = 0 is the listwise problem itself; in between, the
     most violated constraint is the weighted sum of the two oracles' at any scores (ties included); lambda = 1 is
     svm_rank's pairs at the C that puts its objective on the same scale: the same run."""
-    from svmstruct import losses
 
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     listwise = dorm.LOSSES[[loss.name for loss in dorm.LOSSES].index("ndcg@k")]
     loss, opts = api.resolve_loss("ndcg@10")
-    assert opts["pairwise"] == dorm.PAIRWISE_DEFAULTS["ndcg@k"] and loss is losses.REGISTRY["ndcg@k"]
+    assert opts["pairwise"] == dorm.PAIRWISE_DEFAULTS["ndcg@k"] and loss is registry.REGISTRY["ndcg@k"]
     pairs_loss, pairs_opts = api.resolve_loss("pairs")
     pairs = pairs_loss.build(train_set, pairs_opts)
     m = pairs.info["pairs"] / pairs.info["queries"]

@@ -156,12 +156,12 @@ def test_the_estimators_take_exactly_their_families_loss_options():
     """SVMPerf's and SVMRank's parameters beyond loss, C, epsilon, max_iterations, the kernel's (and the
     ranker's single_query) are the options that the losses of their families declare (svmstruct.losses): a
     new option is a new parameter, or this fails."""
-    from svmstruct import losses
+    from svmstruct import registry
     from svmstruct.estimators import NOT_LOSS_OPTIONS
 
     for estimator in (svmstruct.SVMPerf, svmstruct.SVMRank):
         params = set(estimator._param_names()) - set(NOT_LOSS_OPTIONS)
-        declared = {option.name for loss in losses.REGISTRY.values() if loss.family in estimator._families
+        declared = {option.name for loss in registry.REGISTRY.values() if loss.family in estimator._families
                     for option in loss.options}
         assert params == declared, (estimator.__name__, params ^ declared)
 

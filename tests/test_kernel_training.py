@@ -255,9 +255,9 @@ def test_a_basis_file_that_does_not_parse_is_one_line_and_no_model(tmp_path):
 
 def test_a_div_loss_takes_no_kernel(tmp_path):
     with pytest.raises(UsageError, match="builds its own features"):
-        from svmstruct import config, losses
+        from svmstruct import config, registry
 
-        config.Run(kernel_type=2)._kernel_spec(losses.lookup("div")[0])
+        config.Run(kernel_type=2)._kernel_spec(registry.lookup("div")[0])
 
 
 def test_resuming_with_another_kernel_is_refused(tmp_path):

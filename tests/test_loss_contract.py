@@ -13,14 +13,14 @@ import math
 import numpy as np
 import pytest
 
-from svmstruct import api, losses, model
+from svmstruct import api, model, registry
 from svmstruct.dataset import arrays
 from svmstruct.errors import UsageError
 from svmstruct.io import data
 
 from conftest import ROOT, invoke
 
-LOSSES = sorted(losses.REGISTRY)
+LOSSES = sorted(registry.REGISTRY)
 SMALL_RANKING = ROOT / "data" / "mq2008-small"
 SMALL_DIV = ROOT / "data" / "div" / "small"
 
@@ -159,7 +159,7 @@ def enumerable(reference) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", LOSSES)
 def test_oracle_attains_the_best_enumerated_output(name, tmp_path):
-    loss = losses.REGISTRY[name]
+    loss = registry.REGISTRY[name]
     checked = 0
     for opts, problem, rng in tiny_problems(loss, tmp_path):
         reference = problem.reference
@@ -185,17 +185,17 @@ def test_oracle_attains_the_best_enumerated_output(name, tmp_path):
 
 @pytest.mark.parametrize("name", LOSSES)
 def test_names_and_options(name):
-    loss = losses.REGISTRY[name]
+    loss = registry.REGISTRY[name]
     for alias in (loss.name, *loss.aliases):
-        assert losses.lookup(alias)[0] is loss
-        assert losses.lookup(alias.upper())[0] is loss
+        assert registry.lookup(alias)[0] is loss
+        assert registry.lookup(alias.upper())[0] is loss
     if loss.name.endswith("@k"):
-        assert losses.lookup(loss.name[:-1] + "7") == (loss, {"k": 7})
+        assert registry.lookup(loss.name[:-1] + "7") == (loss, {"k": 7})
     for option in loss.options:
         assert option.parse(option.default) == option.default or option.default is None
     assert loss.formats and loss.output in ("labeling", "ranking", "subset")
     assert loss.default_epsilon > 0
-    others = [o for o in losses.all_options().values() if loss.option(o.name) is None]
+    others = [o for o in registry.all_options().values() if loss.option(o.name) is None]
     for option in others[:3]:
         with pytest.raises(UsageError, match="does not apply"):
             loss.resolve({option.name: 1})
@@ -210,7 +210,7 @@ def small_training_set(loss):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", LOSSES)
 def test_training_converges_with_a_certified_gap_and_the_model_round_trips(name, tmp_path):
-    loss = losses.REGISTRY[name]
+    loss = registry.REGISTRY[name]
     dataset, opts = small_training_set(loss)
     trained = api.fit(dataset, name, C=0.1, max_iterations=2000, **opts)
     result = trained.result
@@ -234,12 +234,12 @@ def test_training_converges_with_a_certified_gap_and_the_model_round_trips(name,
 @pytest.mark.parametrize("name", LOSSES)
 def test_learn_and_classify_through_the_command_line(name, tmp_path, capsys, run=invoke):
     """learn and classify as the shell runs them (run=invoke_here: in this process, for a loss registered here)."""
-    loss = losses.REGISTRY[name]
+    loss = registry.REGISTRY[name]
     dataset, opts = small_training_set(loss)
     train_file = f"{SMALL_DIV}.svm" if loss.output == "subset" else str(SMALL_RANKING / "train.txt")
     flags = []
     for key, value in opts.items():
-        flags += [losses.all_options()[key].flag, str(value)]
+        flags += [registry.all_options()[key].flag, str(value)]
     model_file, out = tmp_path / "m.model", tmp_path / "out.txt"
     learned = run("learn", "-l", name, "-c", "1", "-#", "200", "-v", "0", *flags, train_file, str(model_file))
     assert learned.returncode == 0, learned.stderr

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import svmstruct
-from svmstruct.io import struct_models
+from svmstruct.io import model_files
 from svmstruct.problems.multiclass import Multiclass
 
 from conftest import REFERENCE, invoke
@@ -49,8 +49,8 @@ def test_classify_reproduces_the_originals_predictions_from_their_model_files(st
 @pytest.mark.parametrize("case", ["digits-mc-c100-e0.01", "letters-hmm-c10-t2e1"])
 def test_the_originals_model_files_round_trip(struct, case):
     lines = (struct / f"{case}.model").read_text().split("\n")
-    kind, options, w, _ = struct_models.read(lines, case)
-    again = struct_models.read(struct_models.format(kind, options, w, 1).split("\n"), "written")
+    kind, options, w, _ = model_files.read(lines, case)
+    again = model_files.read(model_files.format(kind, options, w, 1).split("\n"), "written")
     assert again[:2] == (kind, options) and np.allclose(again[2], w, rtol=1e-7, atol=0)
 
 
@@ -67,7 +67,7 @@ def test_models_written_for_the_originals_classify_as_ours(struct, tmp_path, pro
     run = invoke("learn", "--problem", problem, "-c", "10", "-e", "0.5", *options, "--format", f"svm_{problem}", "-v",
                  "0", struct / train, model)
     assert run.returncode == 0, run.stderr
-    assert model.read_text().startswith(struct_models.MULTICLASS if problem == "multiclass" else struct_models.HMM)
+    assert model.read_text().startswith(model_files.MULTICLASS if problem == "multiclass" else model_files.HMM)
     assert invoke("classify", struct / test, model, tmp_path / "ours").returncode == 0
     theirs = ANCHOR / f"svm_{problem}_classify"
     if not theirs.exists():

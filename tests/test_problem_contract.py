@@ -8,12 +8,12 @@ import multilabel_problem
 import numpy as np
 import pytest
 
-from svmstruct import api, losses, model, problems
+from svmstruct import api, model, problems, registry
 from svmstruct.errors import UsageError
 from svmstruct.problems import StructuredProblem
 from svmstruct.spec import Problem
 
-PROBLEMS = sorted(losses.PROBLEMS)
+PROBLEMS = sorted(registry.PROBLEMS)
 
 
 def option_sets(spec: Problem):
@@ -44,9 +44,9 @@ def attains_the_maximum(problem, found, value, x, y, w):
 
 @pytest.mark.parametrize("name", PROBLEMS)
 def test_names_and_options(name):
-    spec = losses.PROBLEMS[name]
+    spec = registry.PROBLEMS[name]
     assert spec.kind == "structured" and spec.name == problems.spec_of(spec.problem())
-    assert losses.problem(spec.name) is spec and all(losses.problem(alias) is spec for alias in spec.aliases)
+    assert registry.problem(spec.name) is spec and all(registry.problem(alias) is spec for alias in spec.aliases)
     assert spec.option("rescaling") is not None and spec.default_epsilon > 0 and spec.formats
     for option in spec.options:
         for value in option.examples:
@@ -57,7 +57,7 @@ def test_names_and_options(name):
 
 @pytest.mark.parametrize("name", PROBLEMS)
 def test_the_oracles_attain_the_best_enumerated_output(name):
-    spec = losses.PROBLEMS[name]
+    spec = registry.PROBLEMS[name]
     for opts in option_sets(spec):
         for seed in range(4):
             rng = np.random.default_rng(seed)
@@ -79,7 +79,7 @@ def test_the_oracles_attain_the_best_enumerated_output(name):
 
 @pytest.mark.parametrize("name", PROBLEMS)
 def test_training_converges_with_a_certified_gap_and_the_model_round_trips(name, tmp_path):
-    spec = losses.PROBLEMS[name]
+    spec = registry.PROBLEMS[name]
     for rescaling in (2, 1):
         problem = spec.instance(spec.resolve({}))
         if rescaling == 1 and not problem.has_slack_oracle():
@@ -100,9 +100,9 @@ def test_training_converges_with_a_certified_gap_and_the_model_round_trips(name,
 
 @pytest.fixture
 def toy_registered():
-    losses.register(multilabel_problem)
-    yield losses.PROBLEMS["multilabel_problem:MultiLabel"]
-    losses.unregister(multilabel_problem)
+    registry.register(multilabel_problem)
+    yield registry.PROBLEMS["multilabel_problem:MultiLabel"]
+    registry.unregister(multilabel_problem)
 
 
 def test_the_battery_runs_on_a_problem_registered_from_outside(toy_registered, tmp_path):

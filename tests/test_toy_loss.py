@@ -5,7 +5,7 @@ import inspect
 import numpy as np
 import pytest
 
-from svmstruct import cli, losses, model
+from svmstruct import cli, model, registry
 from svmstruct.io import data
 
 import test_loss_contract as contract
@@ -17,9 +17,9 @@ TRAIN = ROOT / "data" / "mq2008-small" / "train.txt"
 
 @pytest.fixture
 def toy_registered():
-    losses.register(toy_loss)
+    registry.register(toy_loss)
     yield
-    losses.unregister(toy_loss)
+    registry.unregister(toy_loss)
 
 
 def test_a_registered_loss_with_a_new_option_trains_from_the_unchanged_cli(toy_registered, tmp_path, capsys):
@@ -49,7 +49,7 @@ def test_a_registered_loss_with_a_new_option_trains_from_the_unchanged_cli(toy_r
 
 def test_the_contract_battery_runs_on_the_new_loss(toy_registered, tmp_path, capsys):
     """The battery runs on the new loss, with its option at the default and at the example value it declares."""
-    assert {"toy_option": 2} in list(contract.option_sets(losses.REGISTRY["toy"]))
+    assert {"toy_option": 2} in list(contract.option_sets(registry.REGISTRY["toy"]))
     contract.test_names_and_options("toy")
     contract.test_oracle_attains_the_best_enumerated_output("toy", tmp_path)
     contract.test_training_converges_with_a_certified_gap_and_the_model_round_trips("toy", tmp_path)

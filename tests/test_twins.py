@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from svmstruct.dataset import documents, ranking
 from svmstruct.errors import InputError
-from svmstruct.io import data
+from svmstruct.io import data, heads
 
 
 @pytest.fixture
@@ -115,8 +115,8 @@ def test_a_large_file_takes_the_kernel_and_a_pipe_of_either_size_reads_alike(tmp
 
     small = tmp_path / "small.dat"
     small.write_text("".join(f"{i % 3} qid:{1 + i // 10} 1:{i} 2:0.5 # d{i}\n" for i in range(100)))
-    monkeypatch.setattr(data, "TWIN_BYTES", 1000)  # the small file is large now
-    monkeypatch.setattr(data, "TWIN_LABEL_BYTES", 1000)
+    monkeypatch.setattr(heads, "TWIN_BYTES", 1000)  # the small file is large now
+    monkeypatch.setattr(heads, "TWIN_LABEL_BYTES", 1000)
     monkeypatch.delenv("SVMSTRUCT_PATH", raising=False)
     big = data.read_svmlight(str(small))
     monkeypatch.setenv("SVMSTRUCT_PATH", "twin")  # the twin, forced beyond TWIN_BYTES, reads the whole file
@@ -127,7 +127,7 @@ def test_a_large_file_takes_the_kernel_and_a_pipe_of_either_size_reads_alike(tmp
         "import sys; from svmstruct.io import data; d = data.read_svmlight(sys.argv[1]); "
         "print(d.X.sum(), d.n_docs, 'numba' in sys.modules)"), str(small)], capture_output=True, text=True, check=True)
     assert one_process.stdout.split() == [str(big.X.sum()), "100", "False"]
-    script = ("from svmstruct.io import data; data.TWIN_BYTES = 1000; d = data.read_svmlight('-'); "
+    script = ("from svmstruct.io import data, heads; heads.TWIN_BYTES = 1000; d = data.read_svmlight('-'); "
               "print(d.X.sum(), list(d.docids)[-1])")
     piped = subprocess.run(f"cat {small} | {sys.executable} -c \"{script}\"", shell=True, capture_output=True,
                            text=True, check=True)
@@ -282,7 +282,7 @@ def test_pair_accuracy_and_its_twin_agree(way, n, seed, levels):
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 40))
 def test_weights_are_written_alike(way, seed, n):
     """The model's weight lines: io.float_text's numba repr and Python's own, on doubles of every kind."""
-    from svmstruct.io import model_text
+    from svmstruct.io import model_files
 
     rng = np.random.default_rng(seed)
     values = rng.normal(size=n) * 10.0 ** rng.integers(-30, 30, n)
@@ -290,6 +290,6 @@ def test_weights_are_written_alike(way, seed, n):
     values[special] = rng.choice([0.0, -0.0, 5e-324, 1e308, 0.1, 2.0 ** 60, 123456789.0], size=int(special.sum()))
     ids = np.sort(rng.choice(2**31 - 1, size=n, replace=False) + 1)
     way("kernel")
-    kernel = model_text.weights_text(ids, values)
+    kernel = model_files.weights_text(ids, values)
     way("twin")
-    assert model_text.weights_text(ids, values) == kernel
+    assert model_files.weights_text(ids, values) == kernel

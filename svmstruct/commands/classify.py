@@ -1,6 +1,8 @@
 """`svmstruct classify`: score a file with a model (ours or the originals'), in the model's output format."""
 from __future__ import annotations
 
+import os
+
 import click
 
 from svmstruct.commands.params import THREADS_OPTION, Integer, Tag, build_command, say
@@ -13,18 +15,17 @@ def classify_command(output_format, tag, verbosity, problem, beam, test_file, mo
     """Score TEST_FILE with MODEL_FILE (ours or svm_light/svm_perf/svm_rank's); write to OUTPUT (default stdout)."""
     import numpy as np
 
-    from svmstruct import losses, model
-    from svmstruct.compute import numba_cache
+    from svmstruct import model, registry
     from svmstruct.io import data, files, trec
 
-    numba_cache.SAY_COMPILING = verbosity >= 1
+    os.environ["SVMSTRUCT_SAY_COMPILING"] = "1" if verbosity >= 1 else "0"  # (compute.jit)
     if test_file == files.STDIO and model_file == files.STDIO:
         raise UsageError("TEST_FILE and MODEL_FILE cannot both be read from stdin")
     files.check_distinct([("OUTPUT", output)], [("TEST_FILE", test_file), ("MODEL_FILE", model_file)])
     files.check_writable(output)
     trained = model.load_model(model_file)
     source = files.display_name(model_file)
-    loss = losses.of_model(trained, problem, source)
+    loss = registry.of_model(trained, problem, source)
     if isinstance(loss, Problem):  # a structured problem's model: the problem's own predictions
         overrides = {"beam": beam} if beam is not None else None
         files.write_output(output, loss.predict(trained, test_file, source, overrides))

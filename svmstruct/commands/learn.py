@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 
 import click
 import numpy as np
@@ -39,9 +40,7 @@ def learn_command(**params):
     if not params["train_files"]:  # click gave the one path to MODEL_FILE
         raise UsageError(f"learn takes the training file(s) and then the model to write: svmstruct learn [OPTIONS] "
                          f"TRAIN_FILE... MODEL_FILE (only '{params['model_file']}' was given)")
-    from svmstruct.compute import numba_cache
-
-    numba_cache.SAY_COMPILING = params.get("verbosity", 1) >= 1
+    os.environ["SVMSTRUCT_SAY_COMPILING"] = "1" if params.get("verbosity", 1) >= 1 else "0"  # (compute.jit)
     fields = {spec.name for spec in dataclasses.fields(config.Run)}
     run = config.Run(**{k: v for k, v in params.items() if k in fields},
                      loss_options={k: v for k, v in params.items() if k not in fields})
@@ -176,7 +175,7 @@ def _training_source(checked, log):
         yield _problem_source(checked)
         return
     if run.workers is None and run.scheduler is None:
-        from svmstruct import losses, training
+        from svmstruct import registry, training
         from svmstruct.dataset import arrays
         from svmstruct.io import data
 
@@ -184,7 +183,7 @@ def _training_source(checked, log):
                 for path in run.train_files]
         dataset = read[0] if len(read) == 1 else arrays.concatenate(read)
         code = (default_loss() if run.loss is None else run.loss).strip()
-        others = losses.same_code_elsewhere(code, loss) if code.isdigit() and dataset.has_qid else []
+        others = registry.same_code_elsewhere(code, loss) if code.isdigit() and dataset.has_qid else []
         if others:
             warn(f"-l {code} is loss {loss.name} ({loss.summary}); the same code means -l {others[0].name} "
                  f"({others[0].summary}). Name the loss to silence this warning.")
@@ -318,12 +317,12 @@ def problem_options(f):
     """One click option per option of svmstruct's own problems that no run setting or loss spells the same way
     (--e, --tags, --classes, ...; svm_hmm's --t and --b share the basis's and svm_perf's flags: config.Run moves
     their values to the problem)."""
-    from svmstruct import config, losses, problems
+    from svmstruct import config, registry
 
     run_flags = {flag for spec in dataclasses.fields(config.Run) if "cli" in spec.metadata
                  for flag in spec.metadata["cli"]["flags"]}
-    taken = {flag for option in losses.all_options().values() for flag in option.flags} | run_flags
-    offered = {option.name: option for flag, [(_, option), *_] in problems.built_in_options().items()
+    taken = {flag for option in registry.all_options().values() for flag in option.flags} | run_flags
+    offered = {option.name: option for flag, [(_, option), *_] in registry.problem_options().items()
                if flag not in taken}
     for option in sorted(offered.values(), key=lambda o: o.flag.lstrip("-"), reverse=True):
         f = click.option(*option.flags, option.name, default=None, metavar=option.metavar,

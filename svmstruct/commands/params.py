@@ -124,10 +124,10 @@ THREADS_OPTION = click.option("--threads", type=Integer(1), default=None, expose
 
 def option_help(name: str) -> str:
     """The help of a loss option: what it means for each loss that takes it, with its default."""
-    from svmstruct import losses
+    from svmstruct import registry
 
     groups: dict = {}
-    for loss in losses.REGISTRY.values():
+    for loss in registry.REGISTRY.values():
         option = loss.option(name)
         if option is not None:
             default = "" if option.default is None or option.default is False else f" (default {option.default})"
@@ -137,9 +137,9 @@ def option_help(name: str) -> str:
 
 def problem_help(flag: str) -> str:
     """What FLAG means to svmstruct's own problems ('' when none takes it): '--problem hmm: ... (default 1)'."""
-    from svmstruct import problems
+    from svmstruct import registry
 
-    offered = problems.built_in_options().get(flag, ())
+    offered = registry.problem_options().get(flag, ())
     meanings = [f"--problem {short}: {option.help}" + ("" if option.default is None else f" (default {option.default})")
                 for short, option in offered]
     return "With " + "; ".join(meanings) if meanings else ""
@@ -147,9 +147,9 @@ def problem_help(flag: str) -> str:
 
 def loss_options(f):
     """One click option per registered loss option (None when not given, so a loss's own default applies)."""
-    from svmstruct import losses
+    from svmstruct import registry
 
-    for option in reversed(sorted(losses.all_options().values(), key=lambda o: o.flag.lstrip("-"))):
+    for option in reversed(sorted(registry.all_options().values(), key=lambda o: o.flag.lstrip("-"))):
         text = "; ".join(filter(None, (option_help(option.name), problem_help(option.flag))))
         if option.kind == "flag":
             f = click.option(*option.flags, option.name, is_flag=True, default=None, help=text)(f)
@@ -159,16 +159,16 @@ def loss_options(f):
 
 
 def spelling(name: str) -> str:
-    from svmstruct import losses
+    from svmstruct import registry
 
-    option = losses.all_options().get(name)
+    option = registry.all_options().get(name)
     return option.flag if option else name
 
 
 def default_loss() -> str:
-    from svmstruct import losses
+    from svmstruct import registry
 
-    return losses.DEFAULT
+    return registry.DEFAULT
 
 
 

@@ -12,8 +12,6 @@ import sys
 import tempfile
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SAY_COMPILING = False  # compute.jit says once when this process compiles a kernel (learn, classify: at -v 1)
-_said = False
 
 
 def ensure() -> str | None:
@@ -83,13 +81,3 @@ def _private_folder() -> tuple:
         raise OSError(f"{folder} is not writable")
     return folder, created
 
-
-def say_compiling() -> None:
-    """The first time this process compiles a numba kernel (compute.jit), a line on stderr saying so."""
-    global _said
-    if _said or not SAY_COMPILING:
-        return
-    _said = True
-    sys.stderr.write("svmstruct: compiling numba's machine code for the kernels this command runs, once per "
-                     "installation (later runs load it; python -m svmstruct.worker.warmup compiles them all)\n")
-    sys.stderr.flush()

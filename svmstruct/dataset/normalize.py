@@ -12,10 +12,13 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from svmstruct.dataset.documents import Dataset
+if TYPE_CHECKING:
+    from svmstruct.dataset.documents import Dataset
+
 
 METHODS = ("none", "query", "global")
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import gzip
 import math
-import os
 import re
-import stat
 import zlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +17,7 @@ import numpy as np
 from svmstruct.compute import threads as policy
 from svmstruct.dataset.documents import Dataset, Docids, check_unique_docids, docid_from_comment, group_queries  # noqa: F401
 from svmstruct.errors import InputError
-from svmstruct.io import files
+from svmstruct.io import files, heads
 from svmstruct.options import NON_FINITE, NUMBER
 
 CHUNK = 1 << 22  # bytes of text parsed per kernel call (threads + 1 in flight): memory stays near the final arrays
@@ -37,7 +35,7 @@ def _complete_chunks(f, name: str, buffers: int = 1, size: int | None = None):
     into `buffers` reused bytearrays in turn: each yielded memoryview, of its buffer from its start, stays valid
     until `buffers` more are requested (no copy, and no fresh memory to fault in for every chunk)."""
     size = size or CHUNK
-    plain = _plain_size(f)
+    plain = heads.plain_size(f)
     if plain is not None:  # no larger than a plain file: zeroing 4 MB takes ~7 ms, all of a small file's read
         size = min(size, plain + 1)
     pool = [bytearray(size)]  # grown to `buffers` as needed: a small file touches no more memory than it fills
@@ -95,67 +93,13 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
     """
     name = "<stdin>" if path == "-" else path
     with files.open_binary(path) as f:
-        small = _small_text(f, TWIN_BYTES if features else TWIN_LABEL_BYTES)
+        small = heads.small_text(f, heads.TWIN_BYTES if features else heads.TWIN_LABEL_BYTES)
         if small is None:  # the numba kernels (compute.paths)
-            f = _Prefixed(f, _held(f))  # the bytes looked at already come first
+            f = heads.Prefixed(f)  # the bytes looked at already come first
             if not features:
                 return _read_labels(f, name, dtype)
             return _read(f, name, path != "-", n_features, dtype, layout)
     return _read_twin(small, name, n_features, dtype, layout, features)
-
-
-TWIN_BYTES = 4 << 20  # a file up to this size is read by the Python twin (io.svmlight_twin), without numba
-TWIN_LABEL_BYTES = 16 << 20  # ... when its features are not read (eval, qrels): make bench-startup
-
-
-def _small_text(f, limit: int = TWIN_BYTES) -> bytes | None:
-    """All of F's text when it is at most LIMIT bytes, where the Python twin reads it faster than numba starts, and
-    the kernels are not loaded already (compute.paths), else None; what was read of a pipe to find out comes first
-    later (_held)."""
-    from svmstruct.compute import paths
-
-    size = _plain_size(f)
-    if size is not None and paths.compiled(size, limit + 1, "svmstruct.io.svmlight_parser"):
-        return None
-    try:
-        head = f.read(limit + 1 if size is None else -1)
-        if not paths.compiled(len(head), limit + 1, "svmstruct.io.svmlight_parser"):
-            return head if len(head) <= limit or size is not None else head + f.read()
-    except (OSError, EOFError, zlib.error) as e:
-        raise InputError(f"cannot read (corrupt or truncated?): {e}", getattr(f, "name", "<input>")) from None
-    f.svmstruct_held = head  # type: ignore[attr-defined]
-    return None
-
-
-def _held(f) -> bytes:
-    return getattr(f, "svmstruct_held", b"")
-
-
-class _Prefixed:
-    """A binary file whose first bytes were read already (HEAD): they come first, then the rest of it."""
-
-    def __init__(self, f, head: bytes):
-        self.f, self.head, self.at = f, head, 0
-
-    def readinto(self, buffer) -> int:
-        if self.at < len(self.head):
-            n = min(len(buffer), len(self.head) - self.at)
-            buffer[:n] = self.head[self.at:self.at + n]
-            self.at += n
-            return n
-        return self.f.readinto(buffer)
-
-    def seek(self, position: int) -> None:
-        self.f.seek(position)
-        self.head, self.at = b"", 0
-
-    def seekable(self) -> bool:
-        return not self.head and self.f.seekable()
-
-    def fileno(self) -> int:
-        if isinstance(self.f, gzip.GzipFile):  # (its descriptor is the compressed file's)
-            raise OSError("a gzip stream")
-        return self.f.fileno()
 
 
 def _read(f, name: str, named: bool, n_features: int | None, dtype, layout: str) -> Dataset:
@@ -323,11 +267,11 @@ def read_parts(path: str, dtype=np.float32, part_bytes: int | None = None):
     last_qid = None  # the qid of the last row so far (its query may go on in the next part)
     first_seen: dict = {}  # qid -> the line of its query's first row
     with files.open_binary(path) as f:
-        small = _small_text(f)
+        small = heads.small_text(f, heads.TWIN_BYTES)
         if small is not None:  # one part, read by the Python twin (compute.paths)
             yield _read_twin(small, name, None, dtype, "sparse", True)
             return
-        f = _Prefixed(f, _held(f))
+        f = heads.Prefixed(f)
         # one reused buffer (fresh memory costs page faults: ~3 s a GB on this project's machine)
         for part in _complete_chunks(f, name, size=part_bytes or PART_BYTES):
             d = _read_from(_PartReader(part), name, True, None, dtype, "sparse", first_line, empty_ok=True)
@@ -351,15 +295,6 @@ def read_parts(path: str, dtype=np.float32, part_bytes: int | None = None):
             yield d
     if with_qid is None:
         raise InputError("no examples", name)
-
-
-def _plain_size(f) -> int | None:
-    """The bytes of a regular, uncompressed file; None for a pipe or gzip."""
-    try:
-        info = os.fstat(f.fileno())
-    except (OSError, AttributeError, ValueError):
-        return None
-    return info.st_size if stat.S_ISREG(info.st_mode) and not isinstance(f, gzip.GzipFile) else None
 
 
 class _PartReader:
@@ -391,7 +326,7 @@ def _read_labels(f, name: str, dtype) -> Dataset:
     docids = Docids()
     more_than_targets = False  # a line with a token after its target (a qid, a feature): labelled data
     with ThreadPoolExecutor(threads) as pool:
-        size = _plain_size(f)
+        size = heads.plain_size(f)
         parse = lambda buf: _parse_alone(buf, name)  # noqa: E731
         for buf, (chunk, calls, lines_in) in _in_order(pool, threads, parse, _complete_chunks(f, name, threads + 2)):
             more_than_targets = more_than_targets or _SECOND_TOKEN.search(buf) is not None

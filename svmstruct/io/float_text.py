@@ -18,8 +18,7 @@ import numpy as np
 
 from svmstruct.compute import threads
 from svmstruct.compute.jit import njit, prange
-from svmstruct.io.svmlight_numbers import POW10, _parse_int, fast_float, is_decimal
-from svmstruct.io.svmlight_parser import _next_token
+from svmstruct.io.svmlight_numbers import POW10, _next_token, _parse_int, fast_float, is_decimal
 
 NS_PER_NUMBER = 70.0  # one-thread nanoseconds of `shortest` per number
 NS_PER_LINE = 100.0  # ... of writing a line

@@ -5,10 +5,9 @@ multiplication or division by an exact power of ten, Clinger's fast path); the r
 from typing import Any
 
 import numpy as np
+from numba import njit  # (a leaf of helpers: the kernel modules that call them import compute.jit)
 from numba.core import types
 from numba.extending import intrinsic
-
-from svmstruct.compute.jit import njit
 
 SPACE, TAB, CR = 32, 9, 13
 
@@ -40,6 +39,17 @@ def _spells(buf, k, word):
 @njit(cache=True)
 def _is_space(c):
     return c == SPACE or c == TAB or c == CR or c == 11 or c == 12
+
+
+@njit(cache=True)
+def _next_token(buf, q, end):
+    """(start, end) of the next whitespace-separated token of buf[q:end]; start == end if none."""
+    while q < end and _is_space(_at(buf, q)):
+        q += 1
+    t = q
+    while q < end and not _is_space(_at(buf, q)):
+        q += 1
+    return t, q
 
 
 @njit(cache=True)

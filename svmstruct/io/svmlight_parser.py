@@ -33,6 +33,7 @@ from svmstruct.io.svmlight_numbers import (
     POW10,
     _at,
     _is_space,
+    _next_token,
     _parse_int,
     _plain_decimal,
     _spells,
@@ -107,17 +108,6 @@ def _skip_spaces(buf, q, end):
     while q < end and _is_space(_at(buf, q)):
         q += 1
     return q
-
-
-@njit(cache=True)
-def _next_token(buf, q, end):
-    """(start, end) of the next whitespace-separated token of buf[q:end]; start == end if none."""
-    while q < end and _is_space(_at(buf, q)):
-        q += 1
-    t = q
-    while q < end and not _is_space(_at(buf, q)):
-        q += 1
-    return t, q
 
 
 @njit(cache=True)

@@ -29,16 +29,4 @@ def predict(trained, examples: Sequence, problem: str | None = None, source: str
     return found.predictions(found.trained_instance(trained, source=source), trained, examples, source)
 
 
-def built_in_options() -> dict:
-    """{flag: [(short name, Option), ...]}: the options that svmstruct's own problems declare, by the flags their
-    originals spell them with (`learn` offers these flags; svm_hmm's --t and --b share theirs with the kernel's basis
-    and svm_perf's bias, which do not apply to a problem: config.Run moves such values to the problem)."""
-    flags: dict = {}
-    for short in BUILT_IN:
-        for option in getattr(load(short), "declared", ()):
-            for flag in option.flags:
-                flags.setdefault(flag, []).append((short, option))
-    return flags
-
-
-__all__ = ["StructuredProblem", "built_in_options", "load", "named", "predict", "spec", "spec_of", "RESCALING"]
+__all__ = ["StructuredProblem", "load", "named", "predict", "spec", "spec_of", "RESCALING"]

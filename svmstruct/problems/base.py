@@ -20,7 +20,7 @@ import numpy as np
 
 from svmstruct.compute.identity import Identity
 from svmstruct.errors import InputError, UsageError
-from svmstruct.io.struct_models import PROBLEMS
+from svmstruct.io.model_files import PROBLEMS
 from svmstruct.train.problem import TrainingProblem
 
 MARGIN, SLACK = 2, 1  # svm_struct's -o

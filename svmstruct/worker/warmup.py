@@ -75,13 +75,13 @@ def warm_up(say=print) -> None:
 
 
 def _every_command(d: Path, say) -> None:
-    from svmstruct import losses
+    from svmstruct import registry
 
     rng = np.random.default_rng(0)
     _ranking_file(d / "train.txt", rng)
     (d / "train.txt.gz").write_bytes(gzip.compress((d / "train.txt").read_bytes()))
     _div_files(d / "div.svm", d / "div.qrels", rng)
-    for loss in losses.REGISTRY.values():
+    for loss in registry.REGISTRY.values():
         start = time.perf_counter()
         if loss.output == "subset":
             _run(["learn", "-l", loss.name, "--subtopics", d / "div.qrels", "-k", "2", "-c", "1", "-v", "0",
