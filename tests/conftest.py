@@ -80,9 +80,15 @@ class Result:
         self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
 
 
-def invoke(*args, stdin=None, worker=False, env=None):
-    """`svmstruct ARGS` as the shell runs it (the installed command, in its own process; through the resident worker
-    with worker=True), stdin from a string; ENV: variables added to this process's environment."""
+THROUGH_THE_WORKER = os.environ.get("SVMSTRUCT_TEST_OWN") != "1"  # the suite's default way (below)
+
+
+def invoke(*args, stdin=None, worker=None, env=None):
+    """`svmstruct ARGS` as a Makefile's recipe runs it: through the resident worker, which gives what a command's
+    own process gives (tests/test_resident.py compares both ways) in a tenth of the time; worker=False: the installed
+    command in its own process, as a shell runs it (worker=None: the suite's default, own processes throughout with
+    SVMSTRUCT_TEST_OWN=1). stdin from a string; ENV: variables added to this process's environment."""
+    worker = THROUGH_THE_WORKER if worker is None else worker
     environment = {**os.environ, **(env or {}), **({"SVMSTRUCT_RESIDENT": "1"} if worker else {})}
     if worker:
         suite_server(environment)
@@ -91,11 +97,20 @@ def invoke(*args, stdin=None, worker=False, env=None):
     return Result(run.returncode, run.stdout.decode(errors="replace"), run.stderr.decode(errors="replace"))
 
 
+_LISTENING: set = set()  # the keys of the suite's servers known to be listening (worker.resident.key's environment)
+
+
 def suite_server(environment: dict) -> None:
     """The suite's server of ENVIRONMENT's key listening, so that the next command is served: a first command
-    starts it (and runs in its own process), or is served by it."""
+    starts it (and runs in its own process), or is served by it; once known to listen, not asked again."""
     import time
 
+    from svmstruct.worker.resident import _KEY_PREFIXES
+
+    known = tuple(sorted((k, v) for k, v in environment.items() if k.startswith(_KEY_PREFIXES)))
+    if known in _LISTENING and list(WORKER_DIR.glob("*.sock")):
+        return
+    _LISTENING.add(known)
     before, sockets = _served(), set(WORKER_DIR.glob("*.sock"))
     subprocess.run([*COMMAND, "--version"], capture_output=True, env=environment, check=True)
     deadline = time.monotonic() + 120

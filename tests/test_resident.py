@@ -410,7 +410,7 @@ def test_ctrl_z_stops_the_command_and_fg_resumes_it(place, tmp_path):
     try:
         read(1)
         svmstruct = " ".join(COMMAND)
-        os.write(terminal, f"{svmstruct} learn -l ndcg@10 -c 10000 -v 1 -# 500 {data} {tmp_path}/m\n".encode())
+        os.write(terminal, f"{svmstruct} learn -l ndcg@10 -c 10000 -v 1 -# 80 {data} {tmp_path}/m\n".encode())
         deadline = time.monotonic() + 60
         while served(place) < 1 or "iter" not in read(0.2):
             assert time.monotonic() < deadline

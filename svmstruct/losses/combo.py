@@ -33,14 +33,17 @@ from svmstruct.train.problem import Reference, TrainingProblem
 DEFAULT_COMPONENTS = "ndcg@10,mrr,map"
 
 
-# the registry's lookup of a loss by name, handed over by svmstruct.losses when it registers this family (a combo's
+# the registry's lookup of a loss by name, handed over by svmstruct.registry when it loads this family (a combo's
 # components are other registered losses; a family module never imports the registry)
 registry_lookup: Callable[[str], tuple] | None = None
 
 
 def _lookup(name: str):
-    if registry_lookup is None:
-        raise RuntimeError("combo is used through svmstruct.losses, which hands it the registry's lookup")
+    if registry_lookup is None:  # a combo unpickled where the registry was never read (a Dask worker): read it now
+        import importlib
+
+        importlib.import_module("svmstruct.registry").REGISTRY.get("")
+    assert registry_lookup is not None
     return registry_lookup(name)
 
 
