@@ -182,3 +182,26 @@ def test_a_passing_test_leaves_nothing_in_the_temporary_folder(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     written = (tmp_path / "where").read_text()
     assert written and not os.path.exists(written)
+
+
+LETTERS, DIGITS = ROOT / "data" / "struct" / "letters.train.hmm", ROOT / "data" / "struct" / "digits.train.svm"
+
+
+@pytest.mark.parametrize("args, problem", [
+    (["-c", "5", "--t", "2", "--e", "1", LETTERS], "hmm"),
+    (["-c", "5", "--t", "2", LETTERS], "hmm"),
+    (["-c", "5", "-e", "0.5", LETTERS], "hmm"),
+    (["-c", "5", "--b", "3", LETTERS], "hmm"),
+    (["-c", "100", DIGITS], "multiclass"),
+    (["-c", "100", "--classes", "10", DIGITS], "multiclass"),
+])
+def test_the_originals_command_lines_are_pointed_to_their_problem(tmp_path, args, problem):
+    """svm_hmm's and svm_multiclass's own command lines without --problem: one line naming --problem and the command
+    with it (they said 'emissions does not apply to loss errorrate', '--t applies to a kernel', or trained a binary
+    loss on the tags)."""
+    run = invoke("learn", *args, tmp_path / "m")
+    typed = " ".join(["svmstruct", "learn", "--problem", problem, *map(str, args), str(tmp_path / "m")])
+    one_line_error(run, 2, f"add --problem {problem} ({typed})")
+    assert not (tmp_path / "m").exists()
+    followed = invoke("learn", "--problem", problem, "-v", "0", *args[:-1], "-e", "1", args[-1], tmp_path / "m")
+    assert followed.returncode == 0, followed.stderr

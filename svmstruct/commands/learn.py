@@ -14,6 +14,7 @@ from svmstruct.commands.params import (
     THREADS_OPTION,
     Integer,
     Number,
+    as_typed,
     build_command,
     default_loss,
     loss_options,
@@ -41,6 +42,7 @@ def learn_command(**params):
         raise UsageError(f"learn takes the training file(s) and then the model to write: svmstruct learn [OPTIONS] "
                          f"TRAIN_FILE... MODEL_FILE (only '{params['model_file']}' was given)")
     os.environ["SVMSTRUCT_SAY_COMPILING"] = "1" if params.get("verbosity", 1) >= 1 else "0"  # (compute.jit)
+    _point_originals_users_to_their_problem(params)
     fields = {spec.name for spec in dataclasses.fields(config.Run)}
     run = config.Run(**{k: v for k, v in params.items() if k in fields},
                      loss_options={k: v for k, v in params.items() if k not in fields})
@@ -53,6 +55,43 @@ def learn_command(**params):
     trained.save(run.model_file, run.model_format)
     if saving is not None and trained.result.converged and (saving.written or checked.settings.resume is not None):
         files.remove_regular(saving.path)  # this run's or the resumed one's (none if it converged at once)
+
+
+def _point_originals_users_to_their_problem(params: dict) -> None:
+    """svm_hmm's and svm_multiclass's command lines without --problem (their options: svm_hmm's --t and --e, which
+    mean a kernel basis's and nothing here, --tags, --classes...): a UsageError naming --problem and the command
+    with it."""
+    from svmstruct import registry
+
+    if params.get("problem") is not None or params.get("loss") is not None:
+        return
+    theirs = {name for flag, offered in registry.problem_options().items() for name in
+              {option.name for _, option in offered} if params.get(name) is not None}
+    hmm_flags = params.get("basis_method") is not None and not params.get("kernel_type")  # svm_hmm's --t
+    if not theirs and not hmm_flags:
+        return
+    owners = {short for offered in registry.problem_options().values() for short, option in offered
+              if option.name in theirs}
+    problem = "hmm" if hmm_flags or "hmm" in owners else "multiclass"
+    raise UsageError(f"{', '.join(sorted(_flags_of(theirs) | ({'--t'} if hmm_flags else set())))} "
+                     f"{'is' if len(theirs) + hmm_flags == 1 else 'are'} svm_{problem}'s: add --problem {problem} "
+                     f"({as_typed('--problem', problem)})")
+
+
+def _flags_of(names: set) -> set:
+    from svmstruct import registry
+
+    return {option.flag for offered in registry.problem_options().values() for _, option in offered
+            if option.name in names}
+
+
+def looks_like_an_originals_file(dataset) -> str | None:
+    """'hmm' or 'multiclass' when the lines are svm_hmm's (TAG qid:SEQUENCE ...) or svm_multiclass's (CLASS ...): every
+    label an integer of 1 or more, three or more of them (a binary loss would call every line positive)."""
+    labels = np.unique(dataset.y)
+    if len(labels) < 3 or labels[0] < 1 or not np.all(labels == np.round(labels)):
+        return None
+    return "hmm" if dataset.has_qid else "multiclass"
 
 
 def _train(checked, saving):
@@ -182,6 +221,12 @@ def _training_source(checked, log):
         read = [data.read_svmlight(path, dtype=np.float32 if run.single_precision else np.float64, layout=layout)
                 for path in run.train_files]
         dataset = read[0] if len(read) == 1 else arrays.concatenate(read)
+        original = looks_like_an_originals_file(dataset) if run.loss is None else None
+        if original is not None:
+            raise UsageError(f"{dataset.path}'s lines are {'tags of qid sequences' if original == 'hmm' else 'classes'}"
+                             f" {int(dataset.y.min())}..{int(dataset.y.max())}, svm_{original}'s files; without -l "
+                             f"they would train {loss.name}, a binary loss: add --problem {original} "
+                             f"({as_typed('--problem', original)})")
         code = (default_loss() if run.loss is None else run.loss).strip()
         others = registry.same_code_elsewhere(code, loss) if code.isdigit() and dataset.has_qid else []
         if others:

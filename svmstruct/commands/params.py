@@ -177,3 +177,25 @@ def build_command(name: str, function, decorators: list) -> click.Command:
     for decorator in reversed(decorators):
         function = decorator(function)
     return click.command(name=name)(function)
+
+
+def as_typed(*extra: str) -> str:
+    """The running command as a shell would type it, with EXTRA first (click's parsed values: each option given with
+    its first flag, then the arguments)."""
+    import shlex
+
+    ctx = click.get_current_context()
+    words = [*ctx.command_path.split(), *extra]
+    arguments = []
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if value is None or value is False or value == param.default or value == ():
+            continue
+        if isinstance(param, click.Argument):
+            arguments.extend(value if isinstance(value, (list, tuple)) else [value])
+        elif getattr(param, "is_flag", False):
+            words.append(param.opts[0])
+        else:
+            for item in value if getattr(param, "multiple", False) else [value]:
+                words += [param.opts[0], str(item)]
+    return " ".join(shlex.quote(str(word)) for word in [*words, *arguments])

@@ -88,7 +88,8 @@ def _builder(code: int):
                              f"{high:g}; positive: above --rel-threshold {float(opts.get('rel_threshold') or 0.0):g})"
                              ": a binary loss needs both classes; say which labels are positive with "
                              "--rel-threshold T" + (f", or train one model of the {len(classes)} classes with "
-                                                    "--problem multiclass" if several else ""), data.path)
+                                                    "--problem multiclass (svm_multiclass's -l is --loss-function "
+                                                    "there)" if several else ""), data.path)
         n = int(used.sum())
         if n == 0:
             P = int(np.sum(y > 0))
