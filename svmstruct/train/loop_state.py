@@ -95,7 +95,7 @@ class WideWorkingSet(WorkingSet):
     times the constraints while it grows), kept sparse (its nonzero weights and their indices) where that is smaller.
     The same products, a constraint at a time."""
 
-    WIDTH = 1 << 17  # from this width of w on (64 constraints: 64 MB)
+    WIDTH = 1 << 16  # from this width of w on (64 constraints: 32 MB; a buffer that doubles holds three times that)
 
     def __init__(self, dim: int, capacity: int = 64):
         super().__init__(0, capacity)
