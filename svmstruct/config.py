@@ -87,7 +87,8 @@ class Run:
         "global: each feature divided by its largest |value|, folded into the weights."))
     workers: int | None = field(default=None, metadata=cli(
         "--workers", kind="integer", low=1, metavar="N", help="Train on a local Dask cluster of N worker processes; "
-        "every TRAIN_FILE is a shard of whole queries (needs svmstruct[distributed])."))
+        "every TRAIN_FILE is a shard of whole queries (of whole examples with --problem; needs "
+        "svmstruct[distributed])."))
     scheduler: str | None = field(default=None, metadata=cli(
         "--scheduler", metavar="ADDRESS", help="Train on the Dask cluster whose scheduler is at ADDRESS "
         "(tcp://host:8786): its workers read the TRAIN_FILEs where they are."))

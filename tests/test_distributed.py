@@ -90,6 +90,83 @@ def test_sharded_training_equals_one_process(client, shards, name, C, options, n
     assert cluster.traffic.calls > 0 and cluster.traffic.recoveries == 0
 
 
+STRUCT = ROOT.parent / "shared" / "reference" / "struct"
+
+
+def struct_shards(out) -> dict:
+    """digits in two shards, class 10 only in the second (the first settles 9 classes: merged, 10); the OCR
+    letters' first 120 words in two shards of whole words."""
+    digits = (STRUCT / "digits.train.svm").read_text().splitlines(keepends=True)[:400]
+    (out / "d0.svm").write_text("".join(line for line in digits if not line.startswith("10 ")))
+    (out / "d1.svm").write_text("".join(line for line in digits if line.startswith("10 ")))
+    words: dict = {}
+    for line in (STRUCT / "letters.train.hmm").read_text().splitlines(keepends=True):
+        words.setdefault(line.split()[1], []).append(line)
+    chosen = list(words.values())[:120]
+    (out / "l0.hmm").write_text("".join(line for word in chosen[:70] for line in word))
+    (out / "l1.hmm").write_text("".join(line for word in chosen[70:] for line in word))
+    return {"multiclass": [str(out / "d0.svm"), str(out / "d1.svm")], "hmm": [str(out / "l0.hmm"),
+                                                                            str(out / "l1.hmm")]}
+
+
+@pytest.mark.parametrize("name, C, options", [("multiclass", 100.0, {}), ("hmm", 10.0, {"transitions": 2}),
+                                              ("hmm", 10.0, {"emissions": 1})])
+def test_a_problem_on_shards_equals_one_process(client, tmp_path, name, C, options):
+    """A structured problem's examples in shards of whole examples (svmstruct.train.problem_shards): each shard
+    settles its options, the problem merges them (the largest number of classes), and the 1-slack loop over the
+    shards' summed cuts gives the one-process objective to 1e-6, the same iterations and options."""
+    if not STRUCT.exists():
+        pytest.skip("needs ../shared/reference/struct")
+    from svmstruct import registry
+    from svmstruct.train import problem_shards
+
+    files = struct_shards(tmp_path)[name]
+    loss = registry.problem(name)
+    opts = loss.resolve({"rescaling": 2, **options})
+    one = loss.instance(opts)
+    local = next(training.train_grid(training.ExamplesSource(one, one.read_all(files)), loss, opts,
+                                     api.Settings([C], 0.5 if name == "hmm" else 0.01)))
+    structured = loss.instance(opts)
+    cluster = problem_shards.cluster(client, files, structured, 1)
+    remote = next(training.train_grid(problem_shards.ProblemClusterSource(cluster, structured), loss, opts,
+                                      api.Settings([C], 0.5 if name == "hmm" else 0.01)))
+    assert remote.result.primal == pytest.approx(local.result.primal, rel=1e-6)
+    assert remote.result.iterations == local.result.iterations
+    assert remote.options == local.options
+    assert np.abs(remote.w - local.w).max() <= 1e-6 * np.abs(local.w).max()
+    assert remote.header["examples"] == local.header["examples"]
+
+
+def test_shards_that_settle_an_option_differently_are_told_apart():
+    from svmstruct.problems.base import StructuredProblem
+
+    merged = StructuredProblem().merge_settled([{"classes": 9, "features": 64, "kind": "a"},
+                                                {"classes": 10, "features": 60, "kind": "a"}])
+    assert merged == {"classes": 10, "features": 64, "kind": "a"}
+    with pytest.raises(InputError, match="settle StructuredProblem's option kind differently"):
+        StructuredProblem().merge_settled([{"kind": "a"}, {"kind": "b"}])
+
+
+@pytest.mark.slow
+def test_cli_learn_of_a_problem_on_a_local_cluster_writes_the_one_process_model(tmp_path):
+    """`learn --problem multiclass --workers 2 SHARD...` (issue 53): the objective of `learn --problem multiclass
+    SHARD...` to 1e-6, the model's classes settled over both shards."""
+    if not STRUCT.exists():
+        pytest.skip("needs ../shared/reference/struct")
+    from svmstruct import model
+
+    files = struct_shards(tmp_path)["multiclass"]
+    one, two = tmp_path / "one.model", tmp_path / "two.model"
+    assert invoke("learn", "--problem", "multiclass", "-c", "100", "-e", "0.01", *files, str(one)).returncode == 0
+    run = invoke("learn", "--problem", "multiclass", "-c", "100", "-e", "0.01", "-v", "1", "--workers", "2", *files,
+                 str(two))
+    assert run.returncode == 0, run.stderr
+    assert "Training set: 2 shards, 400 examples on 2 local workers, dimension 640" in run.stderr
+    a, b = model.load_model(str(one)), model.load_model(str(two))
+    assert float(b.header["primal"]) == pytest.approx(float(a.header["primal"]), rel=1e-6)
+    assert b.options["classes"] == a.options["classes"] == "10"
+
+
 @pytest.mark.parametrize("name, method", [("map", 1), ("pairs", 2)])
 def test_kernel_training_on_shards_equals_one_process(client, shards, name, method):
     """learn -t on shards: the basis drawn from the documents of all shards in order (or by incomplete

@@ -210,7 +210,7 @@ def _training_source(checked, log):
     TRAIN_FILEs read here, or shards read by the workers of a Dask cluster (closed on the way out)."""
     run, loss = checked.run, checked.loss
     layout = "dense" if run.dense else run.layout
-    if run.problem is not None:
+    if run.problem is not None and run.workers is None and run.scheduler is None:
         yield _problem_source(checked)
         return
     if run.workers is None and run.scheduler is None:
@@ -243,11 +243,20 @@ def _training_source(checked, log):
             files.open_binary(path).close()
     client, close, threads = distributed.client_for(run.workers, run.scheduler)
     try:
-        cluster = distributed.Cluster(client, list(run.train_files), run.single_precision, layout, threads,
-                                      on_reload=warn)
         where = f"{run.workers} local workers" if run.workers else f"the cluster at {run.scheduler}"
-        yield distributed.ClusterSource(cluster, checked.kernel), lambda ready: (
-            f"Training set: {len(run.train_files)} shards, {ready.summary.n_docs} documents on {where}")
+        if run.problem is not None:
+            from svmstruct.train import problem_shards
+
+            structured = loss.instance(checked.opts)
+            cluster = problem_shards.cluster(client, list(run.train_files), structured, threads, on_reload=warn)
+            yield problem_shards.ProblemClusterSource(cluster, structured), lambda ready: (
+                f"Training set: {len(run.train_files)} shards, {ready.outline.n} examples on {where}, dimension "
+                f"{ready.outline.dim}")
+        else:
+            cluster = distributed.Cluster(client, list(run.train_files), run.single_precision, layout, threads,
+                                          on_reload=warn)
+            yield distributed.ClusterSource(cluster, checked.kernel), lambda ready: (
+                f"Training set: {len(run.train_files)} shards, {ready.summary.n_docs} documents on {where}")
         if log:
             t = cluster.traffic
             log(f"Cluster: {t.calls} calls to shards, {t.sent} bytes of payload sent and {t.received} received, "

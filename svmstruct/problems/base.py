@@ -54,6 +54,24 @@ class StructuredProblem:
         """The length of w (of Psi's vectors)."""
         raise NotImplementedError
 
+    def merge_settled(self, settled: list) -> dict:
+        """The options of the whole training set from those dimension() settled on each of its shards (learn
+        --problem ... --workers: every shard settles on its own examples): by default an option the shards settled
+        alike is kept, a count they settled differently (classes, tags, features) is the largest; any other
+        difference is an InputError. A problem whose settled options combine otherwise overrides this."""
+        merged: dict = {}
+        for key in dict.fromkeys(k for options in settled for k in options):
+            values = [options.get(key) for options in settled]
+            distinct = {repr(v) for v in values}
+            if len(distinct) == 1:
+                merged[key] = values[0]
+            elif all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                merged[key] = max(values)
+            else:
+                raise InputError(f"the shards settle {type(self).__name__}'s option {key} differently "
+                                 f"({', '.join(sorted(distinct))}): give it (--problem-option {key}=...)")
+        return merged
+
     def psi(self, x, y):
         """Psi(x, y): a dense vector of dimension() numbers, or (indices, values)."""
         raise NotImplementedError

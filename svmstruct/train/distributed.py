@@ -107,7 +107,8 @@ class Shard:
         self.reset()
         p = self.problem
         return dict(n=p.n, scaled_n=p.epsilon_scale * p.n, skipped=p.skipped, examples=p.examples_in_data,
-                    info=p.info, bias=p.bias, exact=p.exact, latent=p.latent_target is not None, dim=p.X.shape[1])
+                    info=p.info, bias=p.bias, exact=p.exact, latent=p.latent_target is not None, dim=p.X.shape[1],
+                    search_calls=p.search_calls)
 
     def widen(self, dim: int) -> None:
         """Zero columns up to dim (a loss whose features are built from the documents, e.g. SVM-div)."""
@@ -187,11 +188,12 @@ class Cluster:
     """The shards' actors on a Dask cluster, with recovery of lost shards (see the module docstring)."""
 
     def __init__(self, client, paths: list, single_precision: bool = True, layout: str = "auto",
-                 threads: int | None = None, on_reload: Callable[[str], None] | None = None):
+                 threads: int | None = None, on_reload: Callable[[str], None] | None = None, actor: tuple = ()):
         self.client = client
         self.on_reload = on_reload  # told about every shard read again after a lost worker
         self.paths = list(paths)
-        self.read = (single_precision, layout, threads)
+        # the actor class reading a shard and its arguments after the path: a Shard of documents by default
+        self.actor = actor or (Shard, (single_precision, layout, threads))
         self.traffic = Traffic()
         self.built: tuple | None = None  # build's arguments, to rebuild a reloaded shard
         self.dim = 0
@@ -199,7 +201,8 @@ class Cluster:
         self.actors = [f for f in self._wait([self._submit(p) for p in self.paths], "reading")]
 
     def _submit(self, path: str):
-        return _dask_call(f"reading {path}", self.client.submit, Shard, path, *self.read, actor=True, pure=False)
+        kind, arguments = self.actor
+        return _dask_call(f"reading {path}", self.client.submit, kind, path, *arguments, actor=True, pure=False)
 
     def _wait(self, futures: list, doing: str) -> list:
         out = []
@@ -397,7 +400,7 @@ def prepare(cluster: Cluster, loss, opts: dict, normalize: str = "none", kernel:
     cluster.dim = dim
     n = sum(b["n"] for b in built)
     outline = Outline(n, dim, sum(b["scaled_n"] for b in built) / n, all(b["exact"] for b in built),
-                            any(b["latent"] for b in built))
+                      any(b["latent"] for b in built), min(b["search_calls"] for b in built))
     summary = TrainingSummary("+".join(cluster.paths), sum(s["documents"] for s in shapes), columns, n,
                               sum(b["skipped"] for b in built), sum(b["examples"] for b in built), built[0]["bias"],
                               _merge_info([b["info"] for b in built]))
