@@ -186,7 +186,7 @@ def as_typed(*extra: str) -> str:
 
     ctx = click.get_current_context()
     words = [*ctx.command_path.split(), *extra]
-    arguments = []
+    arguments: list = []
     for param in ctx.command.params:
         value = ctx.params.get(param.name)
         if value is None or value is False or value == param.default or value == ():

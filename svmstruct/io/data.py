@@ -95,7 +95,7 @@ def read_svmlight(path: str, n_features: int | None = None, dtype=np.float32, la
     with files.open_binary(path) as f:
         small = heads.small_text(f, heads.TWIN_BYTES if features else heads.TWIN_LABEL_BYTES)
         if small is None:  # the numba kernels (compute.paths)
-            f = heads.Prefixed(f)  # the bytes looked at already come first
+            f = heads.Prefixed(f)  # type: ignore[assignment]  # the bytes looked at already come first
             if not features:
                 return _read_labels(f, name, dtype)
             return _read(f, name, path != "-", n_features, dtype, layout)
@@ -271,7 +271,7 @@ def read_parts(path: str, dtype=np.float32, part_bytes: int | None = None):
         if small is not None:  # one part, read by the Python twin (compute.paths)
             yield _read_twin(small, name, None, dtype, "sparse", True)
             return
-        f = heads.Prefixed(f)
+        f = heads.Prefixed(f)  # type: ignore[assignment]
         # one reused buffer (fresh memory costs page faults: ~3 s a GB on this project's machine)
         for part in _complete_chunks(f, name, size=part_bytes or PART_BYTES):
             d = _read_from(_PartReader(part), name, True, None, dtype, "sparse", first_line, empty_ok=True)

@@ -28,7 +28,7 @@ def small_text(f, limit: int) -> bytes | None:
             return head if len(head) <= limit or size is not None else head + f.read()
     except (OSError, EOFError, zlib.error) as e:
         raise InputError(f"cannot read (corrupt or truncated?): {e}", getattr(f, "name", "<input>")) from None
-    f.svmstruct_held = head  # type: ignore[attr-defined]
+    f.svmstruct_held = head  # the bytes read: Prefixed gives them back first
     return None
 
 

@@ -186,11 +186,13 @@ LAYOUT_PER_WEIGHT = 16  # beyond it, at most this many weights of the layout per
 
 def read(lines: list, path: str) -> tuple:
     """(problem: 'multiclass' | 'hmm', its options, w in svmstruct's layout, each option's line) of an original's
-    model file. The header
-    is checked before anything is allocated: its highest feature index must be its layout's (K D + 1 for
-    svm_multiclass, the hmm layout's largest index + 1, as both originals and our writer write it), and a layout far
-    larger than the weights the file holds is refused (a few edited bytes must not cost gigabytes)."""
-    kind = kind_of(lines[0])
+    model file. The header is checked before anything is allocated: its highest feature index must be its layout's
+    (K D + 1 for svm_multiclass, the hmm layout's largest index + 1, as both originals and our writer write it),
+    and a layout far larger than the weights the file holds is refused (a few edited bytes must not cost
+    gigabytes)."""
+    kind = kind_of(lines[0]) or ""
+    if not kind:
+        raise InputError("not a model of svm_multiclass or svm_hmm", path, 1)
     heads = 14 if kind == "multiclass" else 15
     if len(lines) < heads:
         raise InputError(f"the {kind} model's header is cut short ({len(lines)} lines)", path, len(lines))

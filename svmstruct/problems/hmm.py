@@ -163,7 +163,7 @@ class HMM(StructuredProblem):
         truth = np.ascontiguousarray(truth, dtype=np.int64)
         for lo, hi, inside, block in self._blocks(X, bounds):
             E0 = _scores(block, W0T)
-            E1 = _scores(block, W1T).reshape(hi - lo, self.K, self.K) if self.e else np.zeros((1, 1, 1))
+            E1 = _scores(block, W1T).reshape(hi - lo, self.K, self.K) if W1T is not None else np.zeros((1, 1, 1))
             self._search(E0, E1, T, inside, truth[lo:hi], augmented, beam, out[lo:hi])
         return out
 

@@ -55,7 +55,7 @@ def _load() -> None:
         _loaded.append(True)
         for name in FAMILIES:
             register(importlib.import_module(name))
-        importlib.import_module(_COMBO).registry_lookup = lookup  # a combo's components are registered losses
+        vars(importlib.import_module(_COMBO))["registry_lookup"] = lookup  # a combo's components are registered losses
 
 
 def register(family: ModuleType) -> None:

@@ -195,7 +195,7 @@ class Cluster:
         # the actor class reading a shard and its arguments after the path: a Shard of documents by default
         self.actor = actor or (Shard, (single_precision, layout, threads))
         self.traffic = Traffic()
-        self.built: tuple | None = None  # build's arguments, to rebuild a reloaded shard
+        self.built: tuple = ()  # build's arguments, to rebuild a reloaded shard
         self.dim = 0
         self.state: tuple = (None, None, None)  # (w_b, w_t, w_imputed) of the current run
         self.actors = [f for f in self._wait([self._submit(p) for p in self.paths], "reading")]
@@ -246,7 +246,7 @@ class Cluster:
             self.on_reload(message)
         actor = self._wait_one(self._submit(self.paths[i]), self.paths[i])
         doing = f"bringing {self.paths[i]} back to the run's state"
-        if self.built is not None:
+        if self.built:
             _dask_call(doing, lambda: actor.build(*self.built).result(timeout=TIMEOUT))
             if self.dim:
                 _dask_call(doing, lambda: actor.widen(self.dim).result(timeout=TIMEOUT))

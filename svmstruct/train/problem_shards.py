@@ -19,7 +19,7 @@ from svmstruct.train.distributed import Cluster, DistributedEvaluator, Shard, _s
 class ProblemShard(Shard):
     """A Dask actor: one training file of a structured problem, read on the worker, and its training problem."""
 
-    def __init__(self, path: str, structured: Any, threads: int | None = None):  # noqa: super() reads documents
+    def __init__(self, path: str, structured: Any, threads: int | None = None):  # not Shard's: no documents
         self.threads = threads
         _set_threads(threads)
         self.structured = structured  # the driver's problem with the options given (pickled)
@@ -36,7 +36,7 @@ class ProblemShard(Shard):
         settling.dimension(self.examples)
         return dict(settling.options)
 
-    def build(self, options: dict, rescaling: int) -> dict:
+    def build(self, options: dict, rescaling: int) -> dict:  # type: ignore[override]  # a problem's, not a loss's
         """The shard's training problem, the problem built with the merged OPTIONS (the whole set's)."""
         _set_threads(self.threads)
         structured = type(self.structured)(**options)
