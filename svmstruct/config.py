@@ -298,7 +298,18 @@ class Run:
         if self.normalize != "none":
             raise UsageError("--normalize applies to linear models only: with -t, scale the features before "
                              "training")
-        if not loss.plain_features:
+        if loss.kind == "structured" and not getattr(loss, "maps_features", False):
+            raise UsageError(f"-t: problem {loss.name} gives no feature vectors to map (its feature_rows); kernels "
+                             "apply to problems whose inputs are feature vectors (multiclass, hmm)")
+        if loss.kind == "structured" and (self.workers is not None or self.scheduler is not None):
+            raise UsageError("-t with --problem trains in one process: drop --workers/--scheduler, or train the "
+                             "linear problem on the cluster")
+        from svmstruct.io import model_files
+
+        if loss.kind == "structured" and self.model_format in model_files.FORMATS:
+            raise UsageError(f"--format {self.model_format}: the original's model cannot hold svmstruct's kernel map; "
+                             "write the svmstruct format")
+        if not loss.plain_features and loss.kind != "structured":
             raise UsageError(f"-t: loss {loss.name} builds its own features from the documents; kernels apply to "
                              "the other losses")
         defaults = table.Kernel()

@@ -15,6 +15,9 @@ svmstruct format::
 A kernel model (learn -t) has `kernel rbf` and its parameters `kernel.degree`, `kernel.gamma`,
 `kernel.coef_lin`, `kernel.coef_const` before n_features, and instead of the weights `basis m` and one line
 per basis vector, `beta index:value ...` (increasing indices): scores sum_j beta_j k(b_j, x) - threshold.
+A structured problem's model over a kernel map (learn --problem ... -t) has the same `kernel*` lines, then
+`map.basis m` and one `index:value ...` line per basis vector of the map phi(x) = L^-1 [k(b_j, x)]_j (L the
+Cholesky factor of the basis's Gram matrix, recomputed on reading), then its weights of phi's features.
 
 Floats are written with repr(), which round-trips exactly. svm_light / svm_perf / svm_rank linear
 models (`SVM-light Version V6.20`) are read as w = sum of alpha_y * support vector, scores w.x - b,
@@ -51,6 +54,7 @@ class Model:
     summary: Any = field(default=None, repr=False, compare=False)  # and its problem.TrainingSummary
     columns: np.ndarray | None = None  # sorted 0-based feature ids of the entries of w (hashed ids); None: dense
     kernel: Any = None  # a kernels.KernelExpansion: svm_light's kernel models score sum_j coef_j k(b_j, x) - b
+    feature_map: Any = None  # a problem's nystroem.KernelMap (learn --problem ... -t): w weighs phi(x), not x
     lines: dict = field(default_factory=dict, repr=False, compare=False)  # header key -> its line in the file read
 
     # the header read through typed fields (its lines are written and read back as text)
@@ -121,6 +125,14 @@ class Model:
         self.w, self.columns = np.zeros(expansion.basis.highest_index), None
         self.header.pop("highest_index", None)  # the bias counted as a mapped feature
 
+    def set_feature_map(self, mapping) -> None:
+        """Keep the kernel map a problem's weights were trained over (learn --problem ... -t): the map a model file
+        holds, its factor recomputed from the kept basis (the same one where no vector was dropped), so that the
+        model predicts alike before and after a round trip."""
+        from svmstruct.kernels.nystroem import KernelMap
+
+        self.feature_map = KernelMap.over(mapping.kernel, mapping.basis) if mapping.dropped else mapping
+
     def predict(self, dataset) -> np.ndarray:
         """Scores w.x - b, one per row of the dataset."""
         return score(self, dataset)
@@ -158,14 +170,14 @@ def _text(value: str) -> str:
 
 
 # header keys the format gives a meaning of its own (the `kernel.*` and `option.*` prefixes too)
-RESERVED_KEYS = ("loss", "n_features", "threshold", "weights", "basis", "kernel")
+RESERVED_KEYS = ("loss", "n_features", "threshold", "weights", "basis", "kernel", "map.basis")
 
 
 def _check_key(key, where: str) -> str:
     """A header or option key as one token a reader gets back as itself (a programming error otherwise)."""
     text = str(key)
     if not text or not text.isprintable() or " " in text or (where == "header" and (
-            text in RESERVED_KEYS or text.startswith(("kernel.", "option.")))):
+            text in RESERVED_KEYS or text.startswith(("kernel.", "option.", "map.")))):
         raise ValueError(f"model {where} key {text!r} cannot be written (a reserved or not a one-word key)")
     return text
 
@@ -178,10 +190,14 @@ def format_model(model: Model) -> str:
         lines.append(f"{_check_key(key, 'header')} {_number(value)}")
     if model.kernel is not None:
         lines.extend(_kernel_lines(model.kernel))
+    if model.feature_map is not None:
+        lines.extend(_kernel_lines(model.feature_map))
+        lines.extend([f"map.basis {model.feature_map.size}", *_basis_lines(model.feature_map.basis)])
     lines.append(f"n_features {model.n_features}")
     lines.append(f"threshold {float(model.threshold)!r}")
     if model.kernel is not None:
-        return "\n".join([*lines, f"basis {model.kernel.size}", *_basis_lines(model.kernel)]) + "\n"
+        basis = _basis_lines(model.kernel.basis, model.kernel.coef)
+        return "\n".join([*lines, f"basis {model.kernel.size}", *basis]) + "\n"
     ids, weights = model.entries()
     lines.append(f"weights {len(ids)}")
     if len(ids):
@@ -198,14 +214,14 @@ def _kernel_lines(expansion) -> list:
             *(f"kernel.{name} {float(getattr(k, name))!r}" for name in KERNEL_PARAMETERS[1:])]
 
 
-def _basis_lines(expansion) -> list:
-    """`beta index:value ...` per basis vector (numbers with repr: exact)."""
-    b = expansion.basis
+def _basis_lines(b, coef: np.ndarray | None = None) -> list:
+    """`beta index:value ...` per basis vector, or `index:value ...` without coefficients (numbers with repr:
+    exact)."""
     lines = []
     for j in range(b.size):
         lo, hi = b.indptr[j], b.indptr[j + 1]
         features = " ".join(f"{i + 1}:{float(v)!r}" for i, v in zip(b.indices[lo:hi], b.values[lo:hi]))
-        lines.append(f"{float(expansion.coef[j])!r} {features}".rstrip())
+        lines.append(features if coef is None else f"{float(coef[j])!r} {features}".rstrip())
     return lines
 
 
@@ -264,6 +280,7 @@ def _parse_svmstruct(first: str, lines, path: str) -> Model:
     model = Model(w=np.zeros(0))
     n_features = n_weights = body = threshold = None
     kernel: dict = {}  # `kernel` and `kernel.*` header lines: (value, line number)
+    mapped = None  # the basis of a problem's kernel map (map.basis)
     key = ""
     while not lines.done():
         text = lines.next()
@@ -286,11 +303,19 @@ def _parse_svmstruct(first: str, lines, path: str) -> Model:
             break
         elif key == "kernel" or key.startswith("kernel."):
             kernel[key] = (value, lineno)
+        elif key == "map.basis":
+            size = integer(value, path, lineno, 1, MAX_INDEX)
+            rows = [lines.next() for _ in range(size) if not lines.done()]
+            mapped = _basis_of(rows, size, MAX_INDEX, path, lineno, coefficients=False)[0]
         else:
             model.header[key] = _text(value)
     if n_features is None or n_weights is None or body is None or threshold is None:
         raise InputError("model header lacks 'n_features', 'threshold' or 'weights'", path, lines.number)
-    if kernel or key == "basis":
+    if mapped is not None:
+        if "kernel" not in kernel or key != "weights":
+            raise InputError("a model over a kernel map needs a 'kernel' line and 'weights' lines", path, body)
+        model.feature_map = _kernel_map(_kernel_of(kernel, path, body), mapped, path, model.lines["map.basis"])
+    elif kernel or key == "basis":
         if key != "basis" or "kernel" not in kernel:
             raise InputError("a kernel model needs both a 'kernel' line and 'basis' lines", path, body)
         model.kernel = _parse_kernel(kernel, lines.rest(), n_weights, n_features, path, body)
@@ -312,6 +337,24 @@ def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: st
     """The KernelExpansion of a kernel model's `kernel*` header fields and its `basis` lines."""
     from svmstruct.kernels import kernel_functions
 
+    kernel = _kernel_of(fields, path, body)
+    basis, coef = _basis_of(rows, size, n_features, path, body, coefficients=True)
+    return kernel_functions.KernelExpansion(kernel, basis, coef)
+
+
+def _kernel_map(kernel: Kernel, basis, path: str, line: int):
+    """The kernel map of a problem's model over its basis (the factor recomputed: every vector was kept)."""
+    from svmstruct.kernels.nystroem import KernelMap
+
+    found = KernelMap.over(kernel, basis)
+    if found.dropped:
+        raise InputError(f"{found.dropped} of the map's {basis.size} basis vectors are dependent: not the basis learn "
+                         "kept (an edited or damaged model?)", path, line)
+    return found
+
+
+def _kernel_of(fields: dict, path: str, body: int) -> Kernel:
+    """The Kernel of a model's `kernel` and `kernel.*` header fields."""
     names = {t.name: kind for kind, t in TYPES.items()}
     name, line = fields.pop("kernel")
     if name not in names:
@@ -326,6 +369,14 @@ def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: st
     if len(parameters) != len(KERNEL_PARAMETERS):
         missing = [p for p in KERNEL_PARAMETERS if p not in parameters]
         raise InputError(f"kernel model lacks 'kernel.{missing[0]}'", path, body)
+    return Kernel(names[name], **parameters)
+
+
+def _basis_of(rows: list, size: int, n_features: int, path: str, body: int, coefficients: bool) -> tuple:
+    """(Basis, coefficients or None) of SIZE basis lines after line BODY: `coef index:value ...` or (not
+    COEFFICIENTS) `index:value ...`, increasing indices up to n_features."""
+    from svmstruct.kernels import kernel_functions
+
     if len(rows) != size or any(not text.strip() for text in rows):
         raise InputError(f"expected {size} basis lines, found {len(rows)}", path, body + len(rows))
     coef = np.empty(size)
@@ -335,9 +386,10 @@ def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: st
     for j, text in enumerate(rows):
         lineno = body + 1 + j
         tokens = text.split()
-        coef[j] = number(tokens[0], path, lineno)
+        if coefficients:
+            coef[j] = number(tokens[0], path, lineno)
         previous = 0
-        for token in tokens[1:]:
+        for token in tokens[1:] if coefficients else tokens:
             index, sep, value = token.partition(":")
             if not sep:
                 raise InputError(f"malformed token '{token}'", path, lineno)
@@ -349,7 +401,7 @@ def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: st
             values.append(number(value, path, lineno))
         indptr[j + 1] = len(indices)
     basis = kernel_functions.Basis(indptr, np.array(indices, dtype=np.int32), np.array(values, dtype=np.float64))
-    return kernel_functions.KernelExpansion(Kernel(names[name], **parameters), basis, coef)
+    return basis, (coef if coefficients else None)
 
 
 def _weight_vector(ids: np.ndarray, weights: np.ndarray, n_features: int):
@@ -462,7 +514,7 @@ def format_svmlight(model: Model) -> str:
             raise UsageError(f"--format svmlight: svm_light has no {TYPES[k.kind].name} kernel; write the svmstruct "
                              "format")
         kind, parameters = k.kind, (str(k.degree), repr(k.gamma), repr(k.coef_lin), repr(k.coef_const))
-        vectors = [f"{line} #" for line in _basis_lines(model.kernel)]
+        vectors = [f"{line} #" for line in _basis_lines(model.kernel.basis, model.kernel.coef)]
         threshold = repr(float(model.threshold))
     header = [
         "SVM-light Version V6.20",

@@ -196,6 +196,13 @@ class Problem(Declares):
     def check_decomposes(self, opts: dict) -> None:
         """Nothing to refuse: every problem trains on shards (decomposes)."""
 
+    @property
+    def maps_features(self) -> bool:
+        """The problem's inputs are feature vectors (it gives feature_rows and with_rows): a kernel map applies
+        (learn --problem ... -t): the nearest class defining feature_rows is not problems.base's."""
+        owner = next((c for c in self.problem.__mro__ if "feature_rows" in vars(c)), None)
+        return owner is not None and owner.__module__ != "svmstruct.problems.base"
+
     def instance(self, opts: dict):
         """The problem with these options (rescaling aside); its training_problem(examples, rescaling) is what the
         trainer sees (the identity design and the cut of the most violated outputs)."""
@@ -203,7 +210,10 @@ class Problem(Declares):
 
     def predictions(self, structured, trained, examples: Sequence, source: str | None = None) -> list:
         """STRUCTURED's (an instance of this problem) predictions for examples [(x, y), ...] with a trained model's
-        weights, checked against the problem's dimension (InputError naming SOURCE, the model file)."""
+        weights, checked against the problem's dimension (InputError naming SOURCE, the model file); through the
+        model's kernel map first when it has one (learn -t)."""
+        if trained.feature_map is not None:
+            examples = mapped(structured, examples, trained.feature_map)
         dim = int(structured.dimension(examples))
         if dim != trained.n_features:  # options edited, or a damaged file: the weights would be read wrongly
             options = ", ".join(f"{k} {v}" for k, v in structured.options.items() if v is not None)
@@ -230,6 +240,13 @@ class Problem(Declares):
         structured = self.trained_instance(trained, overrides, source)
         predictions = self.predictions(structured, trained, structured.read(path), source)
         return "".join(structured.format(y) + "\n" for y in predictions)
+
+
+def mapped(structured, examples: Sequence, kernel_map) -> Sequence:
+    """The examples of a structured problem with their feature vectors through a kernel map (phi(x): learn -t)."""
+    from svmstruct.kernels.kernel_functions import Rows
+
+    return structured.with_rows(examples, kernel_map.map(Rows.of(structured.feature_rows(examples))))
 
 
 Trainable = Loss | Problem  # what is trained, of either kind (the registry, model files, train_grid)

@@ -76,21 +76,41 @@ class LocalSource:
 
 class ExamplesSource:
     """Examples [(x, y), ...] of a structured problem (svmstruct.problems) in this process: its TrainingProblem over
-    the identity design (problems.base.training_problem), a LocalEvaluator per run."""
+    the identity design (problems.base.training_problem), a LocalEvaluator per run. With a kernel (nystroem.Spec,
+    learn --problem ... -t) the examples' feature vectors are mapped first (phi(x), over a basis drawn from them)."""
 
-    def __init__(self, problem, examples: Sequence, path: str = "<examples>"):
-        self.structured, self.examples, self.path = problem, examples, path
+    def __init__(self, problem, examples: Sequence, path: str = "<examples>", kernel: nystroem.Spec | None = None):
+        self.structured, self.examples, self.path, self.kernel = problem, examples, path, kernel
         self.problem: TrainingProblem | None = None
 
     def prepare(self, loss, opts: dict, normalize: str) -> Prepared:
         if normalize != "none":
             raise UsageError("--normalize applies to feature files; a problem's Psi is its own")
-        self.problem = built = self.structured.training_problem(self.examples, int(opts["rescaling"]))
-        n = len(self.examples)
+        examples, mapping = self.examples, None
+        if self.kernel is not None:
+            examples, mapping = self._mapped(loss)
+        self.problem = built = self.structured.training_problem(examples, int(opts["rescaling"]))
+        n = len(examples)
         summary = TrainingSummary(self.path, n, None, n, 0, n, 0.0, built.info)
         # the options the problem settled on its examples (SVM-multiclass's classes) are the model's
         settled = {k: v for k, v in self.structured.options.items() if v is not None}
-        return Prepared(Outline.of(built), summary, 0.0, settled=settled)
+        return Prepared(Outline.of(built), summary, 0.0, kernel_map=mapping, settled=settled)
+
+    def _mapped(self, loss) -> tuple:
+        """(the examples through the kernel map, the map) of learn --problem ... -t: the basis drawn from every
+        feature vector of the examples (feature_rows) as learn -t draws it from documents."""
+        from svmstruct.kernels import nystroem
+        from svmstruct.kernels.kernel_functions import Rows
+
+        if not loss.maps_features:
+            raise UsageError(f"-t: problem {loss.name} gives no feature vectors to map (feature_rows)")
+        if self.structured.options.get("features") is not None:
+            raise UsageError("--features with -t: the problem's features are the kernel map's, as many as its basis")
+        assert self.kernel is not None
+        rows = Rows.of(self.structured.feature_rows(self.examples))
+        mapping = nystroem.KernelMap.over(self.kernel.check().kernel, nystroem.select(
+            self.kernel, rows.size, rows.select, read_basis))
+        return self.structured.with_rows(self.examples, mapping.map(rows)), mapping
 
     def evaluator(self, prepared: Prepared) -> LocalEvaluator:
         assert self.problem is not None
@@ -124,7 +144,9 @@ def train_grid(source, loss: Trainable, opts: dict, settings: Settings, callback
                                 callbacks=callbacks)
         start = None
         trained = model_of(loss, opts, prepared.summary, result, C, eps, settings.normalize, prepared.scale)
-        if prepared.kernel_map is not None:  # the linear model on phi is a kernel expansion
+        if prepared.kernel_map is not None and loss.kind == "structured":  # w weighs phi(x): the model keeps phi
+            trained.set_feature_map(prepared.kernel_map)
+        elif prepared.kernel_map is not None:  # the linear model on phi is a kernel expansion
             trained.set_kernel(prepared.kernel_map.expansion(trained.w))
         trained = checked(trained)
         source.judge(trained, loss, opts)

@@ -271,9 +271,9 @@ def _problem_source(checked) -> tuple:
     from svmstruct.io import svmlight_parser  # noqa: F401 - a problem trains on numba's kernels: they read its files
     problem = checked.loss.instance(checked.opts)
     examples = problem.read_all(list(checked.run.train_files))
-    source = training.ExamplesSource(problem, examples, "+".join(checked.run.train_files))
+    source = training.ExamplesSource(problem, examples, "+".join(checked.run.train_files), checked.kernel)
     return source, lambda ready: (f"Training set {source.path}: {len(examples)} examples, dimension "
-                                  f"{ready.outline.dim}")
+                                  f"{ready.outline.dim}{_describe_map(ready.kernel_map)}")
 
 
 def _describe_map(mapping) -> str:

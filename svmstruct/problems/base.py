@@ -72,6 +72,17 @@ class StructuredProblem:
                                  f"({', '.join(sorted(distinct))}): give it (--problem-option {key}=...)")
         return merged
 
+    def feature_rows(self, examples: Sequence):
+        """Every feature vector of the examples' inputs, one CSR row each, in order (SVM-multiclass: each x;
+        SVM-hmm: each token): what learn -t draws its basis from and maps (svmstruct.kernels.nystroem). None (the
+        default): the inputs are not feature vectors, and a kernel does not apply."""
+        return None
+
+    def with_rows(self, examples: Sequence, rows) -> Sequence:
+        """The examples with their feature vectors replaced by ROWS (feature_rows' order, a kernel map's
+        features phi(x)): what the problem trains on and predicts from under learn -t."""
+        raise NotImplementedError
+
     def psi(self, x, y):
         """Psi(x, y): a dense vector of dimension() numbers, or (indices, values)."""
         raise NotImplementedError

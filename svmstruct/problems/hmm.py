@@ -305,6 +305,19 @@ class HMM(StructuredProblem):
             self._stack = (examples, X, bounds, truth)
         return self._stack[1:]
 
+    def feature_rows(self, examples: Sequence):
+        import scipy.sparse as sp
+
+        width = max((x.shape[1] for x, _ in examples), default=0)
+        return sp.vstack([sp.csr_matrix(x, shape=(x.shape[0], width)) for x, _ in examples], format="csr")
+
+    def with_rows(self, examples: Sequence, rows) -> list:
+        import scipy.sparse as sp
+
+        rows = sp.csr_matrix(rows)
+        bounds = np.concatenate([[0], np.cumsum([len(tags) for _, tags in examples])]).astype(np.int64)
+        return [(rows[lo:hi], tags) for (lo, hi), (_, tags) in zip(zip(bounds[:-1], bounds[1:]), examples)]
+
     def outputs(self, x):
         import scipy.sparse as sp
 

@@ -182,6 +182,15 @@ class Multiclass(StructuredProblem):
     def outputs(self, x):
         return range(1, self.K + 1)
 
+    def feature_rows(self, examples: Sequence):
+        return _stacked(examples)
+
+    def with_rows(self, examples: Sequence, rows) -> Examples:
+        import scipy.sparse as sp
+
+        labels = examples.y if isinstance(examples, Examples) else np.array([y for _, y in examples])
+        return Examples(sp.csr_matrix(rows), labels)
+
     def cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple:
         """Every example at once: S = X W' (n x K), the most violated class per row, the cut as G' X."""
 
