@@ -28,7 +28,7 @@ def code_blocks(page: Path) -> list:
 
 def test_every_block_of_code_runs_or_says_what_it_needs():
     for page in PAGES:
-        for language, needs, body, line in code_blocks(page):
+        for language, needs, _body, line in code_blocks(page):
             if needs is not None:
                 assert needs.startswith("needs ") and len(needs) > len("needs "), \
                     f"{page.name}:{line}: a template names what it needs (<!-- template: needs FILES -->)"

@@ -153,3 +153,22 @@ def test_trec_evals_dotted_names_are_accepted_wherever_a_measure_is_named(tmp_pa
     run = invoke("learn", "-l", "pairs", "-c", "0.1,1", "--validate", SMALL / "vali.txt", "--select", "ndcg_cut.10",
                  "-v", "0", SMALL / "train.txt", chosen)
     assert run.returncode == 0 and "selected_by ndcg_cut_10" in chosen.read_text()
+
+
+def test_a_letor_file_with_free_text_comments_evaluates_and_validates(tmp_path):
+    """Comments of free text (LETOR's lines, `# a page about ...`: the first token repeats within a query) make no
+    docids: eval and learn --validate say so once and measure the file as one without comments (docids L<line>),
+    the same values to the last digit."""
+    lines = (ROOT / "data" / "mq2008-small" / "vali.txt").read_text().splitlines()
+    bare = [line.split("#")[0].rstrip() for line in lines]
+    (tmp_path / "free.txt").write_text("".join(f"{line} # a page about the query\n" for line in bare))
+    (tmp_path / "bare.txt").write_text("".join(f"{line}\n" for line in bare))
+    scores = "".join(f"{(7 * i) % 5 / 4}\n" for i in range(len(bare)))  # ties in every query
+    free = invoke("eval", "-q", "-m", "map", "-m", "ndcg@10", tmp_path / "free.txt", "-", stdin=scores)
+    plain = invoke("eval", "-q", "-m", "map", "-m", "ndcg@10", tmp_path / "bare.txt", "-", stdin=scores)
+    assert free.returncode == 0 and free.stdout == plain.stdout and plain.stderr == ""
+    assert free.stderr.count("\n") == 1 and "docid a appears twice in query" in free.stderr
+    assert "not one document per docid (comments of free text?)" in free.stderr
+    run = invoke("learn", "-l", "map", "-c", "1,10", "--validate", tmp_path / "free.txt", "-v", "0",
+                 ROOT / "data" / "mq2008-small" / "train.txt", tmp_path / "m")
+    assert run.returncode == 0 and "comments of free text?" in run.stderr, run.stderr

@@ -152,17 +152,26 @@ def test_out_of_memory_is_one_line(tmp_path, monkeypatch):
     assert files_in(tmp_path) == []
 
 
-def test_duplicate_docids_in_a_query_are_refused_by_every_writer_and_eval(tmp_path):
+def test_duplicate_docids_in_a_query_are_refused_by_every_writer_and_eval_falls_back_to_lines(tmp_path):
+    """TREC runs and qrels name documents by docid: a docid twice in a query is refused where one is written;
+    eval (and --write-qrels beside it) says so once and names the documents by their lines, L<line>."""
     data = tmp_path / "dup.dat"
     data.write_text("1 qid:1 1:1 # docid = a\n0 qid:1 1:2 # docid = b\n0 qid:1 2:1 # docid = a\n")
     model = tmp_path / "m"
     assert invoke("learn", "-l", "map", "-v", "0", data, model).returncode == 0
-    for args in (["classify", "--format", "trec", data, model], ["qrels", data],
-                 ["eval", "-m", "map", data, "-"], ["eval", "--write-qrels", tmp_path / "q", "-m", "map", data, "-"]):
+    for args in (["classify", "--format", "trec", data, model], ["qrels", data]):
         result = invoke(*args, stdin="0.1\n0.2\n0.3\n")
         one_line_error(result, 1, "docid a appears twice in query 1 (lines 1 and 3)")
+    for args in (["eval", "-m", "map", data, "-"], ["eval", "--write-qrels", tmp_path / "q", "-m", "map", data, "-"]):
+        result = invoke(*args, stdin="0.1\n0.1\n0.3\n")
+        assert result.returncode == 0 and result.stdout == "map\tall\t0.3333\n", result
+        assert result.stderr == (f"svmstruct: warning: {data}:3: docid a appears twice in query 1 (lines 1 and 3): "
+                                 "not one document per docid (comments of free text?); the documents are named by "
+                                 "their lines instead (L<line>, as in a file without comments), ties broken between "
+                                 "those names as trec_eval breaks them\n")
+    assert (tmp_path / "q").read_text() == "1 0 L1 1\n1 0 L2 0\n1 0 L3 0\n"
     assert invoke("eval", "-m", "error", data, "-", stdin="0.1\n0.2\n0.3\n").returncode == 0  # no docid needed
-    assert files_in(tmp_path) == ["dup.dat", "m"]
+    assert files_in(tmp_path) == ["dup.dat", "m", "q"]
 
 
 # ---- outputs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from svmstruct.commands.params import THREADS_OPTION, Number, build_command
+from svmstruct.commands.params import THREADS_OPTION, Number, build_command, warn
 from svmstruct.errors import InputError, UsageError
 
 
@@ -14,6 +14,7 @@ def evaluate_command(test_file, predictions, measure_names, output_format, subto
     With several prediction files: a paired comparison against the first (means, per-query
     wins/losses, Wilcoxon signed-rank and paired t-test p-values).
     """
+    from svmstruct.dataset import documents
     from svmstruct.evaluation import measures, tables
     from svmstruct.io import data, files, trec
 
@@ -54,6 +55,9 @@ def evaluate_command(test_file, predictions, measure_names, output_format, subto
         table = div_measures.evaluate_selections(dataset, subtopics, predictions[0], alpha)
         files.write_output(files.STDIO, tables.format_table(table, per_query, output_format))
         return
+    dataset, repeated = documents.in_line_order_if_repeated(dataset)
+    if repeated:
+        warn(repeated)
     if write_qrels:
         files.write_output(write_qrels, trec.format_qrels(dataset))
     runs = [(path, tables.read_predictions(path, dataset.n_docs)) for path in predictions]

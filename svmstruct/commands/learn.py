@@ -106,6 +106,12 @@ def _train(checked, saving):
     if run.validation_file is not None:
         validation = data.read_svmlight(run.validation_file,
                                         dtype=np.float32 if run.single_precision else np.float64)
+        if checked.select_measure is not None:
+            from svmstruct.dataset import documents
+
+            validation, repeated = documents.in_line_order_if_repeated(validation)
+            if repeated:
+                warn(repeated)
     # progress lines: every iteration at -v 1 (at -v 2 also inside each C of a --validate grid, where -v 1 shows a
     # line every HEARTBEAT_SECONDS: a long C is not silence)
     callbacks: list = [loop.Progress(progress_printer(run.verbosity))] if log and (validation is None or

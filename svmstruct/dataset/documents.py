@@ -183,6 +183,26 @@ def check_unique_docids(dataset: Dataset) -> None:
                          "measures need one document per docid", dataset.path, int(dataset.line[r]))
 
 
+def in_line_order_if_repeated(dataset: Dataset) -> tuple:
+    """(the dataset, None) when every docid is unique in its query; otherwise (the dataset with the docids `L<line>`
+    of its lines, the one warning to print): a file whose comments are free text (their first token is no document
+    id) is measured as a file without comments is, and eval says so once."""
+    import dataclasses
+
+    try:
+        check_unique_docids(dataset)
+        return dataset, None
+    except InputError as e:
+        repeat = e
+    docids = Docids()
+    docids.extend([b"L%d" % line for line in np.asarray(dataset.line).tolist()])
+    where = f"{repeat.path}:{repeat.line}: " if repeat.path is not None else ""
+    return dataclasses.replace(dataset, docids=docids.freeze()), (
+        f"{where}{repeat.message.split(':')[0]}: not one document per docid (comments of free text?); the "
+        "documents are named by their lines instead (L<line>, as in a file without comments), ties broken between "
+        "those names as trec_eval breaks them")
+
+
 def group_queries(qid: np.ndarray, line: np.ndarray, name: str) -> np.ndarray:
     """Row boundaries of the runs of equal qid; a qid that reappears after another is an error."""
     starts = np.flatnonzero(np.diff(qid)) + 1
