@@ -160,6 +160,63 @@ def report(results: dict, runs: list) -> str:
     return "\n".join(lines)
 
 
+# each listwise loss, judged by its own measure (combo by its first loss's); its candidates are the runs of that loss
+OWN_MEASURE = {"map": "map", "ndcg@10": "ndcg@10", "mrr": "mrr", "precision@10": "P_10",
+               "combo:ndcg@10,mrr,map": "ndcg@10"}
+
+
+def gains(results: dict, collection: str, label: str, measure: str) -> np.ndarray:
+    """Per test query of a collection (its five folds' test parts in order): the run's measure minus `pairs`'."""
+    def pooled(run):
+        return np.concatenate([results[(collection, k, run)]["test"][measure] for k in range(5)])
+    return pooled(label) - pooled("pairs")
+
+
+def choose(results: dict, loss: str, collections: list, runs: list) -> str:
+    """The run of `loss` with the largest mean gain over `pairs` on its own measure, each collection weighing equally
+    (a collection's figure is its test queries' mean): the choice reads only `collections`."""
+    measure = OWN_MEASURE[loss]
+    candidates = [label for label in runs if RUNS[label][0] == loss]
+    return max(candidates, key=lambda label: np.mean([gains(results, c, label, measure).mean() for c in collections]))
+
+
+def against_pairs(diff: np.ndarray) -> str:
+    p = stats.wilcoxon(diff).pvalue if np.any(diff != 0) else 1.0
+    return f"{diff.mean():+.4f} ({int(np.sum(diff > 0))}/{int(np.sum(diff < 0))}, p {p:.2g})"
+
+
+def confirmation(results: dict, runs: list) -> str:
+    """Leave one collection out: each loss's setting chosen on two collections, reported on the third (which did
+    not choose it), rotated; then pooled over the three held-out collections' test queries."""
+    complete = [c for c in COLLECTIONS if all((c, k, label) in results for k in range(5) for label in runs)]
+    if len(complete) < 3:
+        return ""
+    lines = ["**Confirmation: leave one collection out** (each loss's setting chosen on the other two collections "
+             "by its mean gain over `pairs` on its own measure, reported on the held-out one; against `pairs`: the "
+             "difference, wins/losses over queries, Wilcoxon p)", "",
+             "| loss (measure) | held out | chosen on the other two | gain where chosen | held-out: against `pairs` |",
+             "|---|---|---|---|---|"]
+    pooled_lines = ["", "| loss (measure) | pooled over the held-out test queries | chosen on all three (the default) "
+                    "| its gain there |", "|---|---|---|---|"]
+    for loss, measure in OWN_MEASURE.items():
+        if not any(RUNS[label][0] == loss for label in runs):
+            continue
+        held = []
+        for out in COLLECTIONS:
+            others = [c for c in COLLECTIONS if c != out]
+            label = choose(results, loss, others, runs)
+            diff = gains(results, out, label, measure)
+            where = np.mean([gains(results, c, label, measure).mean() for c in others])
+            held.append(diff)
+            lines.append(f"| `{loss}` ({REPORTED[measure]}) | {out} | `{label}` | {where:+.4f} | "
+                         f"{against_pairs(diff)} |")
+        default = choose(results, loss, list(COLLECTIONS), runs)
+        everywhere = np.mean([gains(results, c, default, measure).mean() for c in COLLECTIONS])
+        pooled_lines.append(f"| `{loss}` ({REPORTED[measure]}) | {against_pairs(np.concatenate(held))} | "
+                            f"`{default}` | {everywhere:+.4f} |")
+    return "\n".join(lines + pooled_lines) + "\n"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared"))
@@ -180,7 +237,8 @@ def main():
             results[(collection, k, label)] = result
             print(f"{collection} fold {k + 1} {label}: C {result['C']:g}, test NDCG@10 "
                   f"{np.mean(result['test']['ndcg@10']):.4f}, {result['seconds']:.0f} s", flush=True)
-    text = report(results, runs) + f"\n{time.perf_counter() - start:.0f} s for what was not already in {out}/jobs.\n"
+    text = (report(results, runs) + confirmation(results, runs)
+            + f"\n{time.perf_counter() - start:.0f} s for what was not already in {out}/jobs.\n")
     (out / "results.md").write_text(text)
     print(text)
 

@@ -11,19 +11,9 @@ The Python API (docs/python.md):
     svmstruct.SVMPerf(loss="f1", C=100).fit(X, y)
 
 Attributes are imported on first use, so that the command line starts without loading what it does not use.
+Importing the package changes neither the environment nor the process's thread pools (svmstruct.compute.threads:
+what a training run limits, and only for its duration).
 """
-import os
-
-# The dense algebra here is small (Gram matrices of a working set of a few hundred constraints): BLAS
-# threads only add overhead, and two runs side by side (make -j2) then crawl, 4x slower on 2 cores.
-# Single-threaded BLAS unless the user chose otherwise; must happen before numpy loads its BLAS.
-for _variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")
-# numba's OpenMP threads sleep between parallel regions instead of spinning (svmstruct.compute.threads)
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-os.environ.setdefault("KMP_BLOCKTIME", "0")
-
-
 def _numba_cache() -> None:
     """A writable place for numba's compiled kernels, also where the installation and the home are read-only."""
     import sys

@@ -4,10 +4,19 @@ status, stop) always runs here and starts no server. Ctrl-C while the command li
 imported (numpy, click: a noticeable time on a busy machine) ends as cleanly as it does later, with exit 130.
 The worker's server (started by resident) runs its callers' commands through the same command line interface.
 A command run here ends without the interpreter's teardown (_leave)."""
+import os
 import sys
 
 
+def _as_a_command() -> None:
+    """This process is the command's: BLAS on one thread unless the user chose (svmstruct.compute.threads says why;
+    set before numpy loads its BLAS). `import svmstruct` in a user's program changes nothing of the kind."""
+    for variable in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # compute.threads.BLAS_VARIABLES
+        os.environ.setdefault(variable, "1")
+
+
 def main() -> None:
+    _as_a_command()
     try:
         from svmstruct.worker import resident
 
@@ -59,7 +68,8 @@ def _leave(code: int) -> None:
 
 
 def serve() -> None:
-    """The resident worker's server process (resident._start_server)."""
+    """The resident worker's server process (resident._start_server; it has its caller's environment, which
+    main() set as a command's)."""
     import functools
 
     from svmstruct import cli

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 import numpy as np
 
 from svmstruct import model, registry
+from svmstruct.compute import threads
 from svmstruct.dataset import normalize as normalization
 from svmstruct.dataset.arrays import largest_magnitude
 from svmstruct.errors import InputError, NumericalError, UsageError
@@ -130,7 +131,8 @@ def train_grid(source, loss: Trainable, opts: dict, settings: Settings, callback
     run. A model whose weights are not finite is a NumericalError: no model is ever returned that could not
     be written."""
     settings.check(loss)
-    prepared = source.prepare(loss, opts, settings.normalize)
+    with threads.one_blas_thread():  # a kernel map's products too
+        prepared = source.prepare(loss, opts, settings.normalize)
     opts = {**opts, **prepared.settled}
     if on_prepared:
         on_prepared(prepared)
@@ -140,8 +142,9 @@ def train_grid(source, loss: Trainable, opts: dict, settings: Settings, callback
         start = LoopState.from_arrays(settings.resume.arrays(outline.n, outline.dim), outline.n, outline.dim,
                                       settings.grid[0], eps * outline.epsilon_scale)
     for C in settings.grid:
-        result = loop.optimise(source.evaluator(prepared), outline, C, eps, settings.max_iterations, start=start,
-                                callbacks=callbacks)
+        with threads.one_blas_thread():
+            result = loop.optimise(source.evaluator(prepared), outline, C, eps, settings.max_iterations, start=start,
+                                   callbacks=callbacks)
         start = None
         trained = model_of(loss, opts, prepared.summary, result, C, eps, settings.normalize, prepared.scale)
         if prepared.kernel_map is not None and loss.kind == "structured":  # w weighs phi(x): the model keeps phi

@@ -71,15 +71,42 @@ def test_a_parallel_kernel_runs_its_one_thread_twin_for_small_work(monkeypatch):
     assert calls == ["one_thread", "parallel"] and outs[0].tobytes() == outs[1].tobytes()
 
 
-def test_the_package_makes_waiting_threads_sleep():
-    """Set at import, before numba loads OpenMP (a user's own setting is kept)."""
+def test_importing_the_package_changes_no_environment_and_no_thread_pool():
+    """`import svmstruct` (and its API's first use) leaves os.environ and BLAS's threads as they were; a command's
+    process sets BLAS to one thread unless the user chose."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "KMP_", "OPENBLAS_", "MKL_"))}
+    program = ("import os, numpy, threadpoolctl; before = dict(os.environ); "
+               "pools = [p['num_threads'] for p in threadpoolctl.threadpool_info()]; "
+               "import svmstruct; svmstruct.read_svmlight; "
+               "assert dict(os.environ) == before, set(os.environ.items()) ^ set(before.items()); "
+               "assert [p['num_threads'] for p in threadpoolctl.threadpool_info()] == pools; print('ok')")
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env)
+    assert run.stdout.strip() == "ok", run.stderr
+    program = ("import os, sys; from svmstruct import __main__ as m; m._as_a_command(); "
+               "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['MKL_NUM_THREADS'])")
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env)
+    assert run.stdout.split() == ["1", "1"], run.stderr
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         env={**env, "OPENBLAS_NUM_THREADS": "2"})
+    assert run.stdout.split() == ["2", "1"], run.stderr
+
+
+def test_numba_threads_start_sleeping_and_the_environment_is_restored():
+    """OpenMP reads its wait policy once, when numba's threads start (threads.launch): PASSIVE then, unless the
+    user set it; os.environ afterwards as before. OMP_DISPLAY_ENV has libgomp print what it read."""
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "KMP_BLOCKTIME")}
-    out = subprocess.run([sys.executable, "-c", "import os, svmstruct; print(os.environ['OMP_WAIT_POLICY'])"],
-                         capture_output=True, text=True, env=env).stdout.strip()
-    assert out == "PASSIVE"
-    out = subprocess.run([sys.executable, "-c", "import os, svmstruct; print(os.environ['OMP_WAIT_POLICY'])"],
-                         capture_output=True, text=True, env={**env, "OMP_WAIT_POLICY": "ACTIVE"}).stdout.strip()
-    assert out == "ACTIVE"
+    program = ("import os, numpy as np; from svmstruct.compute import threads, matvec; before = dict(os.environ); "
+               "threads.set_count(2); X = np.ones((5000, 3), np.float32); out = np.empty(5000)\n"
+               "with threads.for_work(1.0): matvec._dense_matvec(X, np.ones(3), out)\n"
+               "assert dict(os.environ) == before; print('ok')")
+    for user, read in ((None, "PASSIVE"), ("ACTIVE", "ACTIVE")):
+        run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                             env={**env, "OMP_DISPLAY_ENV": "TRUE", **({"OMP_WAIT_POLICY": user} if user else {})})
+        assert run.stdout.strip() == "ok", run.stderr
+        assert f"OMP_WAIT_POLICY = '{read}'" in run.stderr, run.stderr

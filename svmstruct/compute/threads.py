@@ -1,11 +1,16 @@
 """How many threads the numba kernels use: a policy that never makes a run slower than one thread.
 
 Three parts (measured by scripts/bench_threads.py, `make bench-threads`):
-- Waiting threads sleep instead of spinning (OMP_WAIT_POLICY=PASSIVE and KMP_BLOCKTIME=0, set by
-  svmstruct/__init__.py before numba loads its OpenMP runtime, unless the user set them). numba's OpenMP
-  threads otherwise spin between parallel regions: on cores shared with other jobs (`make -j2`, a CI
-  runner) every region then waits for a descheduled spinner, and MQ2008 S1's `pairs` training took
-  3.3 s instead of 0.04 s beside two CPU hogs.
+- Waiting threads sleep instead of spinning: OpenMP reads OMP_WAIT_POLICY (and Intel's KMP_BLOCKTIME) once, when
+  numba first starts its threads; svmstruct starts them itself (launch) with PASSIVE and 0 in the environment for
+  that moment only, unless the user set them. numba's OpenMP threads otherwise spin between parallel regions: on
+  cores shared with other jobs (`make -j2`, a CI runner) every region then waits for a descheduled spinner, and
+  MQ2008 S1's `pairs` training took 3.3 s instead of 0.04 s beside two CPU hogs.
+- BLAS on one thread while a run trains (one_blas_thread): its dense algebra is a working set's Gram matrix of a
+  few hundred constraints, where BLAS threads only add overhead and two runs side by side crawl (4x slower on
+  2 cores). A command's process starts so (svmstruct.__main__ sets OPENBLAS_NUM_THREADS and MKL_NUM_THREADS to 1
+  unless the user set them); in a user's own program threadpoolctl limits BLAS for the run's duration where it is
+  installed (scikit-learn brings it), and nothing is changed where it is not.
 - A sleeping team costs ~60 µs to wake, so a kernel runs in parallel only when its work on one thread
   would take longer than PARALLEL_SECONDS (for_work: each call site states its work in that kernel's
   measured nanoseconds per unit); below, it runs on the calling thread alone.
@@ -16,6 +21,7 @@ Results never depend on the number of threads (tests/test_cli.py checks the byte
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -87,6 +93,53 @@ def count() -> int:
     return max(1, min(wanted, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
 
 
+PASSIVE = {"OMP_WAIT_POLICY": "PASSIVE", "KMP_BLOCKTIME": "0"}  # sleeping waiters, unless the user set otherwise
+BLAS_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")  # what a command's process sets before numpy loads
+
+
+_launched = False
+
+
+def launch() -> None:
+    """Start numba's threads with PASSIVE in the environment for that moment (OpenMP reads it once, then); the
+    environment is restored at once. Nothing when they are started already."""
+    global _launched
+    if _launched:
+        return
+    from numba.np.ufunc import parallel
+
+    _launched = True
+    if parallel._is_initialized:
+        return
+    saved = {name: os.environ.get(name) for name in PASSIVE}
+    for name, value in PASSIVE.items():
+        os.environ.setdefault(name, value)
+    try:
+        parallel._launch_threads()
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
+def one_blas_thread():
+    """BLAS on one thread for the duration (see the module docstring): nothing to do in a command's process, which
+    starts so; threadpoolctl's scoped limit in a program where it is installed; else nothing."""
+    if all(os.environ.get(name) == "1" for name in BLAS_VARIABLES):
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
 _state = threading.local()  # .one_thread: the ParallelKernels called in this thread run their one-thread twin
 
 
@@ -109,6 +162,7 @@ class for_work:
         self.one_thread_before = getattr(_state, "one_thread", False)
         _state.one_thread = n == 1
         if n > 1:
+            launch()
             self.before = numba.get_num_threads()
             numba.set_num_threads(n)
         return self
@@ -129,6 +183,10 @@ class ParallelKernel:
     def __init__(self, function):
         import numba
 
+        from svmstruct.compute import numba_cache
+
+        numba_cache.apply()
+
         self.parallel = numba.njit(cache=True, parallel=True)(function)
         twin = types.FunctionType(function.__code__, function.__globals__, function.__name__ + "_one_thread",
                                   function.__defaults__, function.__closure__)
@@ -138,8 +196,10 @@ class ParallelKernel:
         functools.update_wrapper(self, function)
 
     def __call__(self, *args):
-        kernel = self.one_thread if getattr(_state, "one_thread", False) else self.parallel
-        return kernel(*args)
+        if getattr(_state, "one_thread", False):
+            return self.one_thread(*args)
+        launch()
+        return self.parallel(*args)
 
 
 parallel_kernel = ParallelKernel
