@@ -1,8 +1,7 @@
 """make exp-real's confirmation (scripts/exp_real.py): a loss's setting is chosen on two collections and reported on
 the third, which the choice never reads."""
-import numpy as np
-
 import exp_real
+import numpy as np
 
 RUNS = ["pairs", "ndcg@10", "ndcg@10 --pairwise 0"]
 
