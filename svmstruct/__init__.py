@@ -12,7 +12,8 @@ The Python API (docs/python.md):
 
 Attributes are imported on first use, so that the command line starts without loading what it does not use.
 Importing the package changes neither the environment nor the process's thread pools (svmstruct.compute.threads:
-what a training run limits, and only for its duration).
+what a training run limits, and only for its duration), but for NUMBA_CACHE_DIR where numba has no writable cache at
+all (svmstruct.compute.numba_cache).
 """
 def _numba_cache() -> None:
     """A writable place for numba's compiled kernels, also where the installation and the home are read-only."""

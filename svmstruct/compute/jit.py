@@ -9,10 +9,6 @@ import sys
 from numba import njit, prange  # noqa: F401 - the kernel modules' decorators
 from numba.core import event
 
-from svmstruct.compute import numba_cache
-
-numba_cache.apply()
-
 NOTICE = ("svmstruct: compiling numba's machine code for the kernels this command runs, once per installation (later "
           "runs load it; python -m svmstruct.worker.warmup compiles them all)\n")
 

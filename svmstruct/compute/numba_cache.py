@@ -2,9 +2,10 @@
 `python -m svmstruct.worker.warmup` compiled them), else in the user's cache (~/.cache/numba); numba takes the
 first it can write. Where it can write neither (another user's read-only installation and no writable home: a
 container, `nobody`), numba refuses to load the package at all. Then the kernels go to a private directory of this
-user in the temporary folder, said once, when it is created. Checked at svmstruct's import, with the file system's
-permissions only (nothing is compiled or written here but that directory), and given to numba's configuration where
-svmstruct imports numba (apply): the process's environment is left as it was."""
+user in the temporary folder, said once, when it is created. Checked before numba is imported (svmstruct's
+__init__), with the file system's permissions only: nothing is compiled or written here but that directory. Then
+only, NUMBA_CACHE_DIR is set in the environment (numba reads it when it is imported): the one change `import
+svmstruct` makes to the process, where numba would otherwise not load at all."""
 from __future__ import annotations
 
 import os
@@ -13,34 +14,25 @@ import sys
 import tempfile
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_folder: str | None = None  # the private folder chosen by ensure(), when numba has no other
 
 
 def ensure() -> str | None:
-    """Choose a writable cache for numba when it has none (numba's configuration is given it by apply); the notice
-    to print once, or None."""
-    global _folder
+    """Point numba at a writable cache when it has none (NUMBA_CACHE_DIR); the notice to print once, or None."""
     if os.environ.get("NUMBA_CACHE_DIR") or _in_tree_writable() or _writable(_user_wide()):
         return None
     try:
         folder, created = _private_folder()
     except OSError:
         return None  # nowhere at all: numba's own error, which the command line reports in one line
-    _folder = folder
-    apply()
+    os.environ["NUMBA_CACHE_DIR"] = folder
+    numba_config = sys.modules.get("numba.core.config")
+    if numba_config is not None:  # numba imported before svmstruct (a Python user's session)
+        numba_config.CACHE_DIR = folder  # type: ignore[attr-defined]
     if not created:
         return None
     return (f"svmstruct: warning: numba cannot write its cache beside svmstruct ({PACKAGE}) nor in "
             f"{_user_wide()}: the compiled kernels are kept in {folder} (each command compiles what it uses the "
             "first time; set NUMBA_CACHE_DIR to choose another place)")
-
-
-def apply() -> None:
-    """numba's cache folder set to the one ensure() chose, if any, once numba is imported (called where svmstruct
-    imports numba, before its kernels are decorated, and by ensure for a numba imported before svmstruct)."""
-    numba_config = sys.modules.get("numba.core.config")
-    if _folder is not None and numba_config is not None:
-        numba_config.CACHE_DIR = _folder  # type: ignore[attr-defined]
 
 
 def _in_tree_writable() -> bool:

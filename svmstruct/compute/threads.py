@@ -183,10 +183,6 @@ class ParallelKernel:
     def __init__(self, function):
         import numba
 
-        from svmstruct.compute import numba_cache
-
-        numba_cache.apply()
-
         self.parallel = numba.njit(cache=True, parallel=True)(function)
         twin = types.FunctionType(function.__code__, function.__globals__, function.__name__ + "_one_thread",
                                   function.__defaults__, function.__closure__)

@@ -9,10 +9,6 @@ from numba import njit  # (a leaf of helpers: the kernel modules that call them 
 from numba.core import types
 from numba.extending import intrinsic
 
-from svmstruct.compute import numba_cache
-
-numba_cache.apply()  # before the kernels below are decorated (compute.jit does the same)
-
 SPACE, TAB, CR = 32, 9, 13
 
 POW10 = np.array([10.0 ** k for k in range(23)])
