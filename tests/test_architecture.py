@@ -2,6 +2,7 @@
 modules, short import chains, no import cycle, function-level imports included), small modules and functions,
 the trainer independent of the losses, and no loss named in the command line interface."""
 import ast
+import re
 
 from svmstruct import registry
 
@@ -196,3 +197,25 @@ def test_the_worker_and_the_warm_up_read_one_complete_list_of_kernel_modules():
                     "jit" in ast.unparse(d) or "parallel_kernel" in ast.unparse(d) for d in node.decorator_list):
                 defining.add(module_name(path))
     assert defining == set(preload.KERNEL_MODULES) and len(preload.KERNEL_MODULES) == len(defining)
+
+
+def test_every_module_is_on_the_map():
+    """docs/ARCHITECTURE.md's map names every module of the package (a room's modules by file name in its room's
+    entry; a subpackage's __init__ by the room itself)."""
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    block = text[text.index("## Rooms by job"):text.index("## Where to make a change")]
+    entries = re.split(r"\n(?=\S)", block)  # one entry a line that starts at the margin
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).parts
+        if parts == ("__init__.py",):
+            continue  # the package itself
+        if len(parts) == 1:
+            named = any(entry.startswith(parts[0]) for entry in entries)
+        else:
+            room = [entry for entry in entries if entry.startswith(parts[0] + "/")]
+            named = bool(room) and (path.name == "__init__.py"
+                                    or re.search(rf"\b{path.stem}\b", room[0]) is not None)
+        if not named:
+            missing.append(str(path.relative_to(PACKAGE)))
+    assert not missing, missing
