@@ -50,13 +50,15 @@ def fit(data: Dataset, loss: str = "errorrate", C: float | None = None,
     """Train a model on a Dataset (svmstruct.read_svmlight) with the loss called `loss` (a name of
     `svmstruct losses`, e.g. "map", "ndcg@10", "f1"), its options as keywords (beta=2, k=5, ...) and the
     run's: epsilon, max_iterations, normalize ("none", "query", "global") and kernel (a nystroem.Spec, learn -t:
-    a kernel expansion over a basis instead of a linear model); C None: the loss's default C.
+    a kernel expansion over a basis instead of a linear model), checkpoint (a file the training state is saved to as
+    it goes, removed once it converged: learn's --checkpoint) and resume (True: continue from that file, as
+    --resume); C None: the loss's default C.
 
     >>> m = svmstruct.fit(svmstruct.read_svmlight("train.txt"), loss="map", C=10)
     >>> m.predict(svmstruct.read_svmlight("test.txt"))      # scores w.x - b, one per line
     """
     run = Run.of(loss, C, **options).check()
-    return train_run(run, LocalSource(data, run.kernel), progress)
+    return train_run(run, LocalSource(data, run.kernel), progress, data)
 
 
 def fit_problem(problem, examples: Sequence, C: float, epsilon: float | None = None,

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from svmstruct.spec import Loss, Trainable
 
 ALGORITHMS_1SLACK = ("3", "4")  # svm_perf/svm_struct -w values that mean the 1-slack algorithm
-PYTHON_SETTINGS = ("epsilon", "max_iterations", "normalize", "kernel")  # what fit takes besides loss options
+PYTHON_SETTINGS = ("epsilon", "max_iterations", "normalize", "kernel", "resume")  # fit's besides loss options and
+# checkpoint (Run.checkpoint_file)
 KERNEL_FLAGS = {"degree": "-d", "gamma": "-g", "coef_lin": "-s", "coef_const": "-r", "basis_size": "--k",
                 "basis_method": "--t", "basis_file": "--f"}  # only with a kernel (-t 1|2|3)
 
@@ -123,6 +124,8 @@ class Run:
         """The run of the Python API: fit(data, loss, C, epsilon=..., max_iterations=..., normalize=...,
         kernel=..., **the loss's options)."""
         settings = {name: keywords.pop(name) for name in PYTHON_SETTINGS if name in keywords}
+        if "checkpoint" in keywords:  # fit(checkpoint=FILE, resume=True): learn's --checkpoint FILE --resume
+            settings["checkpoint_file"] = keywords.pop("checkpoint")
         return cls(C=list(C) if isinstance(C, (list, tuple)) else [C], loss=loss, loss_options=keywords, **settings)
 
     def check(self, spelling: Callable[[str], str] | None = None) -> CheckedRun:

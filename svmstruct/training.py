@@ -233,7 +233,46 @@ def checked(trained: model.Model) -> model.Model:
     return trained
 
 
-def train_run(run: CheckedRun, source, progress: Callable[[dict], None] | None = None) -> model.Model:
-    """The model of a checked run (config.Run.check) of one C on a training source (LocalSource, ClusterSource)."""
-    callbacks = (loop.Progress(progress),) if progress else ()
-    return next(train_grid(source, run.loss, run.opts, run.settings, callbacks))
+CHECKPOINT_SECONDS = 30.0  # a checkpoint is written at most once per this many seconds (and at the iteration limit)
+
+
+class Checkpointing:
+    """A checked run's checkpoint (learn --checkpoint FILE [--resume], fit(checkpoint=FILE, resume=True)): its writer
+    (a train.Callback) in `callbacks`, the state to resume put into the run's settings; done(trained) removes the
+    file once the run converged (the model is then all there is to continue), keeping it otherwise."""
+
+    def __init__(self, run: CheckedRun, seconds: float = CHECKPOINT_SECONDS, data: Dataset | None = None):
+        from svmstruct.train import checkpoint
+
+        self.callbacks: list = []
+        self.resumed = run.run.resume
+        path, settings = run.run.checkpoint_file, run.settings
+        if path is None:  # the options were checked by Run.check (config.Run._check_checkpoint)
+            return
+        signature = run.signature()
+        if data is not None:  # data in memory (the Python API): what the checkpoint's run trained on, in outline
+            signature["data"] = dict(path=data.path, examples=data.n_examples, features=data.n_features,
+                                     documents=data.n_docs)
+        if self.resumed:
+            settings.resume = checkpoint.load(path, signature)
+        settings.checkpointed = True
+        self.callbacks = [checkpoint.Writer(path, signature, settings.max_iterations, seconds)]
+
+    def done(self, trained: model.Model) -> None:
+        from svmstruct.io import files
+
+        for writer in self.callbacks:
+            if trained.result.converged and (writer.written or self.resumed):
+                files.remove_regular(writer.path)  # this run's or the resumed one's (none if it converged at once)
+
+
+def train_run(run: CheckedRun, source, progress: Callable[[dict], None] | None = None,
+              data: Dataset | None = None) -> model.Model:
+    """The model of a checked run (config.Run.check) of one C on a training source (LocalSource, ClusterSource),
+    with its checkpoint written and resumed as `learn` does (Checkpointing; `data`: the Dataset in memory a
+    checkpoint is tied to)."""
+    saving = Checkpointing(run, data=data)
+    callbacks = [*((loop.Progress(progress),) if progress else ()), *saving.callbacks]
+    trained = next(train_grid(source, run.loss, run.opts, run.settings, callbacks))
+    saving.done(trained)
+    return trained

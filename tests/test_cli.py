@@ -201,6 +201,34 @@ def test_learn_checkpoint_and_resume(tmp_path):
     assert run.returncode == 0 and run.stderr == "" and not os.path.exists(state)
 
 
+def test_fit_checkpoints_and_resumes_as_learn_does(tmp_path):
+    """svmstruct.fit(checkpoint=F) stops at its iteration limit with the state in F, fit(checkpoint=F, resume=True)
+    continues it (training.Checkpointing: learn's engine) to the model `learn --checkpoint F --resume` writes; F is
+    removed once converged; another data set is refused."""
+    import numpy as np
+
+    import svmstruct
+    from svmstruct.errors import InputError
+
+    train = str(Path(__file__).resolve().parents[1] / "data" / "mq2008-small" / "train.txt")
+    data = svmstruct.read_svmlight(train)
+    state, by_cli, cli_state = tmp_path / "api.ckpt", str(tmp_path / "cli.model"), str(tmp_path / "cli.ckpt")
+    stopped = svmstruct.fit(data, loss="map", C=10, max_iterations=2, checkpoint=str(state))
+    assert not stopped.result.converged and state.exists()
+    other = svmstruct.read_svmlight(str(Path(train).with_name("vali.txt")))
+    with pytest.raises(InputError, match="belongs to another run"):
+        svmstruct.fit(other, loss="map", C=10, checkpoint=str(state), resume=True)
+    resumed = svmstruct.fit(data, loss="map", C=10, checkpoint=str(state), resume=True)
+    assert resumed.result.converged and not state.exists()
+    assert invoke("learn", "-l", "map", "-c", "10", "-v", "0", "-#", "2", "--checkpoint", cli_state, train,
+                  by_cli).returncode == 0
+    assert invoke("learn", "-l", "map", "-c", "10", "-v", "0", "--checkpoint", cli_state, "--resume", train,
+                  by_cli).returncode == 0
+    cli = svmstruct.load_model(by_cli)
+    assert str(cli.header["iterations"]) == str(resumed.header["iterations"])
+    assert np.abs(cli.w - resumed.w).max() <= 1e-9 * np.abs(cli.w).max()
+
+
 # ---- --validate: each C's model is learn -c C's; the grid says what it did
 
 def _without_selection(text: str) -> str:

@@ -27,7 +27,6 @@ from svmstruct.commands.params import (
 from svmstruct.errors import UsageError
 
 LARGE_FEATURE = 1e4  # |x| above this: warn that the data is badly scaled
-CHECKPOINT_SECONDS = 30.0  # --checkpoint: at most one write per this many seconds (and one at the iteration limit)
 HEARTBEAT_SECONDS = 10.0  # -v 1 with --validate: a line at most this often inside a C's training
 
 
@@ -35,8 +34,7 @@ def learn_command(**params):
     """Train on TRAIN_FILE (SVMlight, '-' for stdin; several files are read as one, one after the other)
     and write MODEL_FILE ('-' for stdout). With --workers or --scheduler, every TRAIN_FILE is a shard of
     whole queries that a Dask worker reads."""
-    from svmstruct import config
-    from svmstruct.io import files
+    from svmstruct import config, training
 
     if not params["train_files"]:  # click gave the one path to MODEL_FILE
         raise UsageError(f"learn takes the training file(s) and then the model to write: svmstruct learn [OPTIONS] "
@@ -47,14 +45,13 @@ def learn_command(**params):
     run = config.Run(**{k: v for k, v in params.items() if k in fields},
                      loss_options={k: v for k, v in params.items() if k not in fields})
     checked = run.check(spelling)  # everything that can be checked is checked before the data is read
-    saving = _checkpointing(checked)
-    trained = _train(checked, saving)
+    saving = training.Checkpointing(checked)
+    trained = _train(checked, saving.callbacks)
     _warn_about(checked, trained)
     if not run.single_precision:  # classify reads the test data as training read its data
         trained.trained_in_double_precision()
     trained.save(run.model_file, run.model_format)
-    if saving is not None and trained.result.converged and (saving.written or checked.settings.resume is not None):
-        files.remove_regular(saving.path)  # this run's or the resumed one's (none if it converged at once)
+    saving.done(trained)  # once the model is written
 
 
 def _point_originals_users_to_their_problem(params: dict) -> None:
@@ -94,7 +91,7 @@ def looks_like_an_originals_file(dataset) -> str | None:
     return "hmm" if dataset.has_qid else "multiclass"
 
 
-def _train(checked, saving):
+def _train(checked, saving: list):
     """The trained model: the one C, or the best of the grid on the validation data."""
     from svmstruct import training
     from svmstruct.io import data
@@ -129,7 +126,7 @@ def _train(checked, saving):
             _describe(checked, ready, describe, log)
 
         models = training.train_grid(source, loss, checked.opts, checked.settings,
-                                     [*callbacks, *([saving] if saving else [])], prepared)
+                                     [*callbacks, *saving], prepared)
         trained = _select(models, validation, checked, log) if validation is not None else next(models)
     if log and not (validation is not None and run.verbosity >= 2):  # (-v 2 printed every C's summary)
         log(loop.summary(trained.result))
@@ -292,21 +289,6 @@ def _describe_map(mapping) -> str:
     return (f"; {TYPES[mapping.kernel.kind].name} kernel over {mapping.size} basis vectors{dropped}, "
             f"mapped in {mapping.seconds:.2f} s")
 
-
-
-def _checkpointing(checked):
-    """The checkpoint writer (a loop.Callback) of --checkpoint, or None; with --resume the checkpoint's
-    state goes into the settings (resume)."""
-    from svmstruct.train import checkpoint
-
-    path, settings = checked.run.checkpoint_file, checked.settings
-    if path is None:  # the options were checked by Run.check (config.Run._check_checkpoint)
-        return None
-    signature = checked.signature()
-    if checked.run.resume:
-        settings.resume = checkpoint.load(path, signature)
-    settings.checkpointed = True
-    return checkpoint.Writer(path, signature, settings.max_iterations, CHECKPOINT_SECONDS)
 
 
 def _warn_if_badly_scaled(largest: float, normalize: str, kernel: bool = False, queries: bool = True) -> None:

@@ -117,11 +117,11 @@ def launch() -> None:
     try:
         parallel._launch_threads()
     finally:
-        for name, value in saved.items():
-            if value is None:
+        for name, before in saved.items():
+            if before is None:
                 del os.environ[name]
             else:
-                os.environ[name] = value
+                os.environ[name] = before
 
 
 @contextlib.contextmanager
