@@ -219,3 +219,14 @@ def test_every_module_is_on_the_map():
         if not named:
             missing.append(str(path.relative_to(PACKAGE)))
     assert not missing, missing
+
+
+def test_no_test_module_imports_another():
+    """Tests share helpers through conftest.py and helpers.py (and the toy modules), never through a test module."""
+    found = []
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.name}: {name}" for name in names if name.startswith("test_")]
+    assert not found, found

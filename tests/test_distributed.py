@@ -5,6 +5,7 @@ import signal
 
 import numpy as np
 import pytest
+from helpers import one_line_error
 
 from svmstruct import api, training
 from svmstruct.dataset import arrays
@@ -13,7 +14,6 @@ from svmstruct.io import data
 from svmstruct.train import loop
 
 from conftest import ROOT, invoke, invoke_here
-from test_robustness import one_line_error
 
 pytest.importorskip("distributed")
 

@@ -9,9 +9,9 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import one_line_error
 
 from conftest import ROOT, invoke, invoke_here
-from test_robustness import one_line_error
 
 SMALL = ROOT / "data" / "mq2008-small"
 TRAIN, TEST, VALI = SMALL / "train.txt", SMALL / "test.txt", SMALL / "vali.txt"

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from helpers import one_line_error
 
 import svmstruct
 from svmstruct.io import model_files
 from svmstruct.problems.multiclass import Multiclass
 
 from conftest import REFERENCE, invoke
-from test_robustness import one_line_error
 
 STRUCT = REFERENCE / "struct"
 ANCHOR = Path(os.environ.get("ANCHOR_BIN", "/nonexistent"))

@@ -5,6 +5,7 @@ a checkpoint resumes to the model of an uninterrupted run."""
 
 import numpy as np
 import pytest
+from helpers import SPEC, examples, write
 from multilabel_problem import MarginOnly, MultiLabel
 
 import svmstruct
@@ -12,18 +13,6 @@ from svmstruct import problems
 from svmstruct.errors import UsageError
 
 from conftest import ROOT, invoke, invoke_here
-
-SPEC = "multilabel_problem:MultiLabel"
-
-
-def examples(rng, n=12, L=3, D=4):
-    truth = rng.normal(size=(L, D))
-    out = []
-    for _ in range(n):
-        x = rng.normal(size=D)
-        y = tuple(int(v) for v in (truth @ x + rng.normal(scale=0.7, size=L) > 0))
-        out.append((x, y))
-    return out
 
 
 def margin_value(problem, x, y, ybar, w):
@@ -69,11 +58,6 @@ def test_slack_rescaling_needs_the_problems_slack_oracle():
     assert svmstruct.fit_problem(MarginOnly(), examples(np.random.default_rng(0)), C=1.0, rescaling=2).result.converged
 
 
-def write(path, data):
-    path.write_text("".join(
-        (",".join(str(i + 1) for i, v in enumerate(y) if v) or "none") + " "
-        + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x)) + "\n" for x, y in data))
-    return path
 
 
 def test_learn_and_classify_a_problem_from_the_command_line(tmp_path):

@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import default_dispositions, files_in, slow_training_set
 
 from svmstruct.worker import control, resident
 
 from conftest import COMMAND
-from test_robustness import default_dispositions, files_in, slow_training_set
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "data" / "mq2008-small"

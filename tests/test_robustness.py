@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+from helpers import default_dispositions, files_in, one_line_error, slow_training_set
 
 from conftest import COMMAND, ROOT, invoke, invoke_here
 from experiment import CpuHogs
@@ -24,18 +25,8 @@ VALI = ROOT / "data" / "mq2008-small" / "vali.txt"
 DIV = ROOT / "data" / "div" / "small"
 
 
-def one_line_error(result, code, *fragments):
-    lines = result.stderr.strip().splitlines()
-    assert result.returncode == code, (result.returncode, result.stderr)
-    assert "Traceback" not in result.stderr
-    errors = [line for line in lines if not line.startswith("svmstruct: warning:")]
-    assert len(errors) == 1 and errors[0].startswith("svmstruct: error: "), result.stderr
-    for fragment in fragments:
-        assert fragment in errors[0], errors[0]
 
 
-def files_in(folder):
-    return sorted(p.name for p in folder.iterdir())
 
 
 def process(*args, env=None, **kw):
@@ -261,15 +252,6 @@ def test_a_broken_pipe_exits_141_quietly(tmp_path):
 
 # ---- signals and non-convergence
 
-def slow_training_set(path):
-    """A ranking set whose training at a large C takes several seconds."""
-    rng = np.random.default_rng(0)
-    lines = []
-    for q in range(400):
-        for _ in range(40):
-            features = " ".join(f"{j + 1}:{v:.5f}" for j, v in enumerate(rng.normal(size=30)))
-            lines.append(f"{int(rng.integers(0, 3))} qid:{q + 1} {features}")
-    path.write_text("\n".join(lines) + "\n")
 
 
 @pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
@@ -285,12 +267,6 @@ def test_a_signal_during_training_leaves_nothing_behind(tmp_path, sig, code, wor
         signal_learn(tmp_path, data, sig, code, word)
 
 
-def default_dispositions() -> None:
-    """preexec_fn of a command that a test signals: SIGINT, SIGTERM and SIGHUP at their defaults in it, also when
-    the suite runs as a shell's background job (which ignores SIGINT) or under nohup (SIGHUP): an ignored signal
-    stays ignored across exec, and the command then rightly ignores it."""
-    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, signal.SIG_DFL)
 
 
 def signal_learn(tmp_path, data, sig, code, word):

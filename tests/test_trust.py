@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import one_line_error
 
 from conftest import COMMAND, ROOT, invoke
-from test_robustness import one_line_error
 
 SMALL = ROOT / "data" / "mq2008-small"
 TRAIN, TEST = SMALL / "train.txt", SMALL / "test.txt"
@@ -66,7 +66,7 @@ def test_a_model_file_never_imports_a_module_it_names(tmp_path):
 
 def test_classify_problem_names_a_problem_of_yours(tmp_path):
     """A problem of the user's (tests/multilabel_problem.py): its model classifies only when --problem names it."""
-    from test_problems import SPEC, examples, write
+    from helpers import SPEC, examples, write
 
     train = write(tmp_path / "train", examples(np.random.default_rng(6), 20))
     env = {"PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "tests"), os.environ.get("PYTHONPATH")) if p)}

@@ -1,6 +1,7 @@
-"""The contract battery of a structured problem, as a public checker (scikit-learn's check_estimator is the shape):
-`check_problem(MyProblem)` checks a problem of yours in one call, as the suite checks svmstruct's own
-(tests/test_problem_contract.py calls these functions for every registered problem).
+"""The contract batteries as public checkers (scikit-learn's check_estimator is the shape): `check_problem(MyProblem)`
+checks a structured problem of yours in one call, as the suite checks svmstruct's own (tests/test_problem_contract.py
+calls these functions for every registered problem); `check_loss("map")` a registered document loss
+(svmstruct.testing.loss_battery, what tests/test_loss_contract.py runs for every loss).
 
 What is checked (docs/problems.md, "The contract"):
 - names and options: every option the class declares resolves at its default and at each of its `examples`;
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
+
+from svmstruct.testing.loss_battery import check_loss  # noqa: F401 - public: the document losses' battery
 
 TOLERANCE = 1e-9  # an oracle's value against the enumerated maximum; the fast cut against the slow one
 
