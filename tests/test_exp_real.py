@@ -39,3 +39,22 @@ def test_no_confirmation_without_the_three_collections():
                      "ndcg@10 --pairwise 0": dict.fromkeys(exp_real.COLLECTIONS, 0.0)})
     del table[("MSLR", 2, "ndcg@10")]
     assert exp_real.confirmation(table, RUNS) == ""
+
+
+def test_the_readme_quotes_the_confirmation():
+    """The README's figures for the listwise losses are make exp-real's confirmation (docs/experiments.md's pooled
+    held-out table), not the table the defaults were chosen on."""
+    import re
+
+    from conftest import ROOT
+
+    doc = (ROOT / "docs" / "experiments.md").read_text()
+    readme = (ROOT / "README.md").read_text()
+    pooled = {loss: (float(gain), float(p)) for loss, gain, p in
+              re.findall(r"^\| `([^`]+)` \([^)]+\) \| ([+-]\d\.\d{4}) \(\d+/\d+, p ([\d.e-]+)\) \| `", doc, re.M)}
+    assert set(pooled) >= {"mrr", "map", "ndcg@10", "precision@10"}, pooled
+    for loss in ("mrr", "map", "ndcg@10", "precision@10"):
+        gain, p = pooled[loss]
+        quoted = f"{gain:+.3f}".replace("-", "\u2212")
+        found = re.search(rf"`{re.escape(loss)}`[^(]*\({re.escape(quoted)}, p ([\d.]+)\)", readme)
+        assert found and abs(float(found.group(1)) - p) <= 0.05 * p + 1e-3, (loss, quoted, p)
