@@ -170,6 +170,14 @@ def test_repeated_docids_are_found_alike(way, sizes, seed):
     assert results[0] == results[1]
 
 
+def _values_of_every_magnitude(rng, rows: int, columns: int, dtype) -> np.ndarray:
+    """A rows x columns matrix of values from 1e-8 to 1e8, 40 % zeros and 10 % negative zeros."""
+    X = rng.normal(size=(rows, columns)) * 10.0 ** rng.integers(-8, 8, size=(rows, columns))
+    X[rng.random((rows, columns)) < 0.4] = 0.0
+    X[rng.random((rows, columns)) < 0.1] = -0.0
+    return X.astype(dtype)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.integers(0, 30), columns=st.integers(0, 13), seed=st.integers(0, 2**32 - 1),
        dtype=st.sampled_from([np.float32, np.float64]), dense=st.booleans())
@@ -180,10 +188,7 @@ def test_matvec_and_its_twin_agree_to_the_bit(way, rows, columns, seed, dtype, d
     from svmstruct.compute import products
 
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(rows, columns)) * 10.0 ** rng.integers(-8, 8, size=(rows, columns))
-    X[rng.random((rows, columns)) < 0.4] = 0.0
-    X[rng.random((rows, columns)) < 0.1] = -0.0
-    X = X.astype(dtype)
+    X = _values_of_every_magnitude(rng, rows, columns, dtype)
     w = rng.normal(size=columns) * 10.0 ** rng.integers(-5, 5, size=columns)
     w[rng.random(columns) < 0.2] = -0.0
     matrix = X if dense else sp.csr_matrix(X)
@@ -233,9 +238,7 @@ def test_rmatvec_and_its_twin_agree_to_the_bit(way, rows, columns, seed, dtype, 
     from svmstruct.compute import products
 
     rng = np.random.default_rng(seed)
-    X = (rng.normal(size=(rows, columns)) * 10.0 ** rng.integers(-8, 8, size=(rows, columns))).astype(dtype)
-    X[rng.random((rows, columns)) < 0.4] = 0.0
-    X[rng.random((rows, columns)) < 0.1] = -0.0
+    X = _values_of_every_magnitude(rng, rows, columns, dtype)
     coef = rng.normal(size=rows) * (rng.random(rows) < 0.7)
     coef[rng.random(rows) < 0.1] = -0.0
     matrix = X if dense else sp.csr_matrix(X)
