@@ -99,12 +99,11 @@ class ExamplesSource:
 
     def _mapped(self, loss) -> tuple:
         """(the examples through the kernel map, the map) of learn --problem ... -t: the basis drawn from every
-        feature vector of the examples (feature_rows) as learn -t draws it from documents."""
+        feature vector of the examples (feature_rows) as learn -t draws it from documents (config.Run.check refused
+        a problem without feature vectors)."""
         from svmstruct.kernels import nystroem
         from svmstruct.kernels.kernel_functions import Rows
 
-        if not loss.maps_features:
-            raise UsageError(f"-t: problem {loss.name} gives no feature vectors to map (feature_rows)")
         if self.structured.options.get("features") is not None:
             raise UsageError("--features with -t: the problem's features are the kernel map's, as many as its basis")
         assert self.kernel is not None
