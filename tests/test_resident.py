@@ -456,7 +456,7 @@ def test_a_child_holds_nothing_of_other_callers(place, tmp_path):
     os.kill(server, signal.SIGKILL)
     os.kill(first, signal.SIGKILL)
     assert callers[0].wait(10) != 0  # its child is gone: one error line
-    assert callers[1].poll() is None and _state(second) in ("R", "S")
+    assert callers[1].poll() is None and _state(second) in ("R", "S", "D")  # alive: running, sleeping or in disk I/O
     callers[1].kill()
     callers[1].wait(30)
     assert _gone(second)
