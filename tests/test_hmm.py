@@ -189,3 +189,60 @@ def test_svm_hmms_flags_are_spelled_as_svm_hmm_spells_them(chains, tmp_path):
     listing = invoke_here("losses").stdout
     assert "--problem NAME" in listing and "\nhmm " in listing and "--t --e --b --loss-function" in listing
     assert "With --problem hmm: the order of the transitions" in " ".join(invoke_here("learn", "--help").stdout.split())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_kept_taggings_cut_is_each_sequences_most_violated_kept_tagging(seed):
+    """cached_cut (svm_struct's constraint cache) against a loop over the sequences with psi and loss: each sequence
+    keeps the last five distinct taggings the oracle gave it, and the cut at a new w takes the most violated of them or
+    the true tagging (every order, both losses; ties cannot decide with random weights)."""
+    rng = np.random.default_rng(300 + seed)
+    t, e, loss = _orders(rng)
+    problem = HMM(transitions=t, emissions=e, loss_function=loss)
+    examples = sequences(rng, 6, K=3, D=4)
+    dim = problem.dimension(examples)
+    assert problem.cached_cut(examples, rng.normal(size=dim), 2) is None  # nothing kept before the oracle ran
+    kept = [[y] * 5 for _, y in examples]
+    oldest = [0] * len(examples)
+    for _ in range(8):  # more answers than a sequence keeps
+        w = rng.normal(size=dim)
+        problem.cut(examples, w, 2)
+        for i, (x, y) in enumerate(examples):
+            answer = problem.most_violated(x, y, w)
+            if not any(np.array_equal(answer, row) for row in kept[i]):
+                kept[i][oldest[i]] = answer
+                oldest[i] = (oldest[i] + 1) % 5
+    w = rng.normal(size=dim)
+    expected, total = np.zeros(dim), 0.0
+    for (x, y), rows in zip(examples, kept):
+        best = max([y, *rows], key=lambda out: problem.loss(y, out) + w @ problem.vector(x, out, dim))
+        expected += problem.vector(x, y, dim) - problem.vector(x, best, dim)
+        total += problem.loss(y, best)
+    found, found_total = problem.cached_cut(examples, w, 2)
+    np.testing.assert_allclose(found, expected, atol=1e-9)
+    assert found_total == total
+
+
+def test_training_with_the_kept_taggings_is_certified_as_without_and_calls_the_oracle_less():
+    """The kept taggings' cuts only move the dual: the run stops on the oracle's own certificate, within C epsilon of
+    the optimum that a tight run without them brackets, with fewer calls to Viterbi."""
+    from svmstruct.train import loop
+
+    examples = sequences(np.random.default_rng(7), 60, K=4, D=5)
+    C, eps = 10.0, 0.05
+
+    def run(keep: bool, epsilon: float):
+        problem = HMM(transitions=2).training_problem(examples)
+        calls, oracle = [], problem.most_violated
+        problem.most_violated = lambda w: calls.append(1) or oracle(w)
+        if not keep:
+            problem.cached = None
+        return loop.train(problem, C, epsilon), len(calls)
+
+    (tight, _), (plain, plain_calls), (kept, kept_calls) = run(False, 1e-4), run(False, eps), run(True, eps)
+    for result in (tight, plain, kept):
+        assert result.converged
+    optimum_low, optimum_high = tight.dual, tight.primal
+    assert kept.dual <= optimum_high + 1e-9 and kept.primal >= optimum_low - 1e-9
+    assert kept.primal - kept.dual <= C * eps * (1 + 1e-6)
+    assert kept_calls < plain_calls

@@ -146,6 +146,13 @@ class StructuredProblem:
             total += delta
         return cut, total
 
+    def cached_cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple | None:
+        """The cut (as cut's) of each example's most violated output at w among those the oracle gave it in earlier
+        calls (svm_struct's constraint cache, Joachims, Finley & Yu 2009, sec. 4.2), or None when none are kept: a
+        problem whose oracle is costly (SVM-hmm's Viterbi) keeps them, and the loop adds such cuts between oracle
+        calls while they are violated. By default none are kept."""
+        return None
+
     def format(self, y) -> str:
         """A prediction as classify writes it (one line)."""
         return str(y)
@@ -237,8 +244,13 @@ def training_problem(problem: StructuredProblem, examples: Sequence, rescaling: 
     def most_violated(w: np.ndarray) -> tuple:
         return problem.cut(examples, w, rescaling)
 
+    def cached(w: np.ndarray) -> tuple | None:
+        return problem.cached_cut(examples, w, rescaling)
+
+    keeps = type(problem).cached_cut is not StructuredProblem.cached_cut
     return TrainingProblem(Identity(dim), len(examples), most_violated,
-                           info={"examples": len(examples), "dimension": dim}, search_calls=SEARCH_CALLS)
+                           info={"examples": len(examples), "dimension": dim}, search_calls=SEARCH_CALLS,
+                           cached=cached if keeps else None)
 
 
 def by_example(X) -> list:

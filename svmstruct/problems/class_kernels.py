@@ -78,3 +78,16 @@ def signed_rows(indptr, indices, data, rows, first, second, out):
             r = rows[i]
             for p in range(indptr[r], indptr[r + 1]):
                 out[k, indices[p]] += c * data[p]
+
+
+@threads.parallel_kernel
+def row_dots(indptr, indices, data, W, which, out):
+    """out[i] = x_i . W[which[i]] for the CSR rows x_i (0.0 where which[i] < 0): the score of one chosen weight row per
+    row of X (SVM-hmm's emission scores of a given tagging), rows on several threads."""
+    for i in prange(out.shape[0]):
+        r = which[i]
+        total = 0.0
+        if r >= 0:
+            for p in range(indptr[i], indptr[i + 1]):
+                total += data[p] * W[r, indices[p]]
+        out[i] = total

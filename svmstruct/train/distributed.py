@@ -147,6 +147,10 @@ class Shard:
         _set_threads(self.threads)
         return self.evaluator.cut(step)
 
+    def cached_cut(self, w: np.ndarray):
+        _set_threads(self.threads)
+        return self.evaluator.cached_cut(w)
+
     def reimpute(self):
         _set_threads(self.threads)
         return self.evaluator.reimpute()
@@ -308,8 +312,17 @@ class DistributedEvaluator:
         self.cluster.state = (w_b, w_t, w_imputed)
 
     def cut(self, step: float):
+        return self._sum(self.cluster.call("cut", step))
+
+    def cached_cut(self, w: np.ndarray):
+        """The shards' cuts of their kept outputs at w, summed (None when a shard keeps none)."""
+        parts = self.cluster.call("cached_cut", w)
+        return None if any(part is None for part in parts) else self._sum(parts)
+
+    @staticmethod
+    def _sum(parts) -> tuple:
         a, delta = None, 0.0
-        for part, part_delta in self.cluster.call("cut", step):
+        for part, part_delta in parts:
             a = part.copy() if a is None else a + part
             delta += part_delta
         return a, delta

@@ -115,6 +115,18 @@ class LocalEvaluator:
         dcoef, delta = self._found(step)
         return products.rmatvec(self.problem.X, dcoef), delta
 
+    def cached_cut(self, w: np.ndarray) -> tuple[np.ndarray, float] | None:
+        """The cutting plane (as cut's) at w of the problem's kept outputs (TrainingProblem.cached), or None."""
+        if self.problem.cached is None:
+            return None
+        found = self.problem.cached(products.matvec(self.problem.X, w))
+        if found is None:
+            return None
+        dcoef, delta = found
+        if self.shift is not None:
+            dcoef = dcoef + self.shift
+        return products.rmatvec(self.problem.X, dcoef), float(delta)
+
     def reimpute(self) -> np.ndarray | None:
         """Re-impute the latent target at w_b (problem.latent_target): X'(new shift - old shift), or None
         when the imputation is unchanged. Every kept answer is dropped (it holds the old target)."""

@@ -88,6 +88,10 @@ class WorkingSet:
         """sum_k alpha_k a_k (the QP's w)."""
         return alpha @ self.A
 
+    def slack(self, w: np.ndarray) -> float:
+        """The slack the constraints ask at w: max(0, max_k b_k - a_k . w)."""
+        return max(0.0, float(np.max(self.b - self._products(w), initial=0.0)))
+
 
 class WideWorkingSet(WorkingSet):
     """The working set of a wide problem (SVM-multiclass on text: a constraint of millions of weights): each

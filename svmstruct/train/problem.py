@@ -58,6 +58,9 @@ class TrainingProblem:
     reference: Reference | None = None  # see the module docstring
     exact: bool = True  # the oracle finds the most violated output (SVM-div's greedy one does not)
     search_calls: int = CALLS  # a line search's oracle calls at most: fewer where the oracle is the whole cost
+    # cached(scores) -> (dcoef, delta_sum) | None: the joint output made of each example's most violated output at
+    # the scores among those the oracle gave before (a problem's kept outputs, svm_struct's constraint cache)
+    cached: Callable[[np.ndarray], tuple[np.ndarray, float] | None] | None = None
 
     @property
     def examples_in_data(self) -> int:
@@ -93,11 +96,12 @@ class Outline:
     exact: bool = True  # the oracle finds the most violated output
     latent: bool = False  # the problem has a latent target (CCCP)
     search_calls: int = CALLS  # a line search's oracle calls at most (TrainingProblem.search_calls)
+    cached: bool = False  # the problem keeps the oracle's outputs (TrainingProblem.cached)
 
     @classmethod
     def of(cls, problem: TrainingProblem) -> Outline:
         return cls(problem.n, problem.X.shape[1], problem.epsilon_scale, problem.exact,
-                   problem.latent_target is not None, problem.search_calls)
+                   problem.latent_target is not None, problem.search_calls, problem.cached is not None)
 
 
 @dataclass

@@ -43,7 +43,8 @@ class ProblemShard(Shard):
         self.problem = structured.training_problem(self.examples, rescaling)
         self.reset()
         p = self.problem
-        return dict(n=p.n, dim=p.X.shape[1], exact=p.exact, search_calls=p.search_calls, info=p.info)
+        return dict(n=p.n, dim=p.X.shape[1], exact=p.exact, search_calls=p.search_calls, info=p.info,
+                    cached=p.cached is not None)
 
     def widen(self, dim: int) -> None:
         """Every shard's problem has the whole set's dimension (its options merged): nothing to widen."""
@@ -80,7 +81,8 @@ class ProblemClusterSource:
                              "the dimension", "+".join(self.cluster.paths))
         dim = self.cluster.dim = dims.pop()
         n = sum(b["n"] for b in built)
-        outline = Outline(n, dim, 1.0, all(b["exact"] for b in built), False, min(b["search_calls"] for b in built))
+        outline = Outline(n, dim, 1.0, all(b["exact"] for b in built), False, min(b["search_calls"] for b in built),
+                          all(b["cached"] for b in built))
         info = {**built[0]["info"], "examples": n}
         summary = TrainingSummary("+".join(self.cluster.paths), n, None, n, 0, n, 0.0, info)
         settled = {k: v for k, v in options.items() if v is not None}
