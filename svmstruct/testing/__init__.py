@@ -8,7 +8,9 @@ What is checked (docs/problems.md, "The contract"):
 - the oracles against enumeration: on the problem's own tiny_examples (several seeds) and random, zero and integer
   weights (ties), most_violated attains max_ybar Delta(y, ybar) + w.Psi(x, ybar), most_violated_slack (when given)
   max_ybar Delta(y, ybar) (1 + w.Psi(x, ybar) - w.Psi(x, y)), predict max_y w.Psi(x, y), each over outputs(x);
-  the problem's cut (all examples at once, when it gives one) equals the one-example-at-a-time cut;
+  the problem's cut (all examples at once, when it gives one) equals the one-example-at-a-time cut; a problem that
+  keeps its oracle's outputs (cached_cut) gives their cut as violated as the oracle's at the w of the last call, and
+  no more violated at another w;
 - training: svmstruct.fit_problem converges with a certified duality gap (within C epsilon), every weight finite,
   with each rescaling the problem offers, and the model predicts alike after a round trip through its file.
 
@@ -111,6 +113,26 @@ def check_oracles(spec, seeds: int = 4) -> None:
                     _require(np.allclose(np.asarray(fast, dtype=float), slow, rtol=1e-7, atol=TOLERANCE)
                              and abs(total - slow_total) <= TOLERANCE,
                              f"cut (rescaling {rescaling}): {where}, {kind} w: not the one-example-at-a-time cut")
+                    if type(problem).cached_cut is not StructuredProblem.cached_cut:
+                        check_kept_outputs(problem, examples, w, rescaling, (fast, total), rng,
+                                           f"{where}, {kind} w, rescaling {rescaling}")
+
+
+def check_kept_outputs(problem, examples, w: np.ndarray, rescaling: int, found: tuple, rng, where: str) -> None:
+    """A problem that keeps its oracle's outputs (cached_cut): at the w of its last cut, whose answers it kept, the kept
+    outputs' cut is violated as much as the oracle's (the oracle's is the most violated); at another w, no more than
+    the oracle's there."""
+    def violation(cut: tuple, at: np.ndarray) -> float:
+        return float(cut[1]) - float(at @ np.asarray(cut[0], dtype=float))
+
+    kept = problem.cached_cut(examples, w, rescaling)
+    _require(kept is not None and abs(violation(kept, w) - violation(found, w)) <= TOLERANCE * max(1.0, abs(
+        violation(found, w))), f"cached_cut: {where}: at the w of the last cut, not the oracle's violation")
+    other = rng.normal(size=len(w))
+    kept = problem.cached_cut(examples, other, rescaling)
+    _require(kept is not None and violation(kept, other) <= violation(problem.cut(examples, other, rescaling), other)
+             + TOLERANCE * max(1.0, abs(violation(kept, other))),
+             f"cached_cut: {where}: at another w, more violated than the oracle's cut")
 
 
 def check_training(spec, C: float = 10.0) -> None:
