@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from svmstruct import api
+from svmstruct import api, training
 from svmstruct.dataset import arrays
 from svmstruct.diversity import qrels  # noqa: E402
 from svmstruct.diversity.features import candidate_sets, split_scores  # noqa: E402
@@ -74,7 +74,7 @@ def run(problem, C, eps, line_search, max_iterations=100000, from_state=None, ca
     problem.most_violated = counted
     try:
         start = time.perf_counter()
-        result = loop.train(problem, C, eps, max_iterations=max_iterations, line_search=line_search,
+        result = training.train(problem, C, eps, max_iterations=max_iterations, line_search=line_search,
                              start=from_state, callbacks=callbacks)
         return result, calls[0], time.perf_counter() - start
     finally:

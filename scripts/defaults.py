@@ -16,7 +16,7 @@ import numpy as np
 
 from svmstruct import api, model, registry
 from svmstruct.dataset import arrays
-from svmstruct.evaluation import tables
+from svmstruct.evaluation import measures
 from svmstruct.io import data
 
 import experiment
@@ -25,7 +25,7 @@ GRID = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]
 
 
 def measure_of(dataset, scores, name: str) -> float:
-    return float(tables.measure_table(dataset, scores, [name])[name]["all"])
+    return float(measures.measure_table(dataset, scores, [name])[name]["all"])
 
 
 def cases(shared: Path) -> list:

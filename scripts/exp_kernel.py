@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from svmstruct import api, model
-from svmstruct.evaluation import tables
+from svmstruct.evaluation import measures
 from svmstruct.kernels.nystroem import Spec
 from svmstruct.kernels.table import Kernel
 
@@ -98,7 +98,7 @@ def one_split(job) -> tuple:
         t0 = time.perf_counter()
         best, _ = api.select_C(loss, opts, train, vali, measure, api.Settings(grid), kernel)
         seconds = time.perf_counter() - t0
-        value = float(tables.measure_table(test, model.score(best.model, test), [measure])[measure]["all"])
+        value = float(measures.measure_table(test, model.score(best.model, test), [measure])[measure]["all"])
         row = dict(C=best.C, vali=best.value, test=value, seconds=seconds, learned=best.result.learned)
         if kernel is None:
             rows["linear"] = row

@@ -442,9 +442,9 @@ def _cross_validated_without_routing() -> bool:
 
 
 def _mean_measure(name: str, dataset: data.Dataset, scores: np.ndarray) -> float:
-    from svmstruct.evaluation import tables
+    from svmstruct.evaluation import measures
 
-    return float(tables.measure_table(dataset, scores, [name])[name]["all"])
+    return float(measures.measure_table(dataset, scores, [name])[name]["all"])
 
 
 class StructuredSVM:

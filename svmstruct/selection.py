@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from svmstruct import model
-from svmstruct.evaluation import measures, tables
+from svmstruct.evaluation import measures
 
 
 @dataclass
@@ -26,7 +26,7 @@ def select_model(models, validation, measure: str, rel_threshold: float = 0.0, l
         C, result = float(trained.C or 0.0), trained.result
         if after:
             after(result)
-        value = tables.measure_table(validation, model.score(trained, validation), [measure],
+        value = measures.measure_table(validation, model.score(trained, validation), [measure],
                                        rel_threshold)[measure]["all"]
         points.append(GridPoint(C, value, result, trained))
         if log:

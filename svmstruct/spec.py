@@ -190,7 +190,7 @@ class Problem(Declares):
 
     def decomposes(self, opts: dict) -> bool:
         """A problem's cut is a sum over its examples: shards of whole examples train the model of the whole set
-        (svmstruct.train.problem_shards)."""
+        (svmstruct.train.distributed.ProblemShard)."""
         return True
 
     def check_decomposes(self, opts: dict) -> None:

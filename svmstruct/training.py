@@ -16,6 +16,7 @@ from svmstruct.dataset import normalize as normalization
 from svmstruct.dataset.arrays import largest_magnitude
 from svmstruct.errors import InputError, NumericalError, UsageError
 from svmstruct.io.data import Dataset, read_basis
+from svmstruct.options import MAX_ITERATIONS
 from svmstruct.spec import Loss, Trainable
 from svmstruct.train import loop
 from svmstruct.train.evaluator import LocalEvaluator
@@ -25,6 +26,14 @@ from svmstruct.train.problem import Outline, Prepared, TrainingProblem, Training
 if TYPE_CHECKING:
     from svmstruct.config import CheckedRun, Settings
     from svmstruct.kernels import nystroem
+
+
+def train(problem: TrainingProblem, C: float, epsilon: float, max_iterations: int = MAX_ITERATIONS,
+          line_search: bool | None = None, start: LoopState | None = None, callbacks=()) -> loop.TrainResult:
+    """Train w for `problem` in this process with regularisation C and epsilon in the loss's units (times
+    problem.epsilon_scale): the cutting-plane loop (svmstruct.train.loop.optimise) over a LocalEvaluator."""
+    return loop.optimise(LocalEvaluator(problem), Outline.of(problem), C, epsilon, max_iterations, line_search, start,
+                         callbacks)
 
 
 def loss_options(trained: model.Model) -> dict:
@@ -207,14 +216,14 @@ def judge_learning(trained: model.Model, loss: Trainable, opts: dict, dataset: D
     `eval` breaks them) and of the ideal scores (the labels). Left to the objective's gain when the loss has no
     measure, the data cannot be measured (e.g. docids repeated in a query) or the measure does not fit in memory:
     a diagnostic never costs the model that training finished."""
-    from svmstruct.evaluation import tables
+    from svmstruct.evaluation import measures
 
     if loss.measure is None:
         return
     name = loss.measure(opts)
     threshold = float(opts.get("rel_threshold") or 0.0)
     try:
-        values = [tables.measure_table(dataset, scores, [name], threshold)[name]["all"]
+        values = [measures.measure_table(dataset, scores, [name], threshold)[name]["all"]
                   for scores in (model.score(trained, dataset), np.zeros(dataset.n_docs), dataset.y)]
     except (InputError, MemoryError):
         return

@@ -112,13 +112,12 @@ def struct_shards(out) -> dict:
 @pytest.mark.parametrize("name, C, options", [("multiclass", 100.0, {}), ("hmm", 10.0, {"transitions": 2}),
                                               ("hmm", 10.0, {"emissions": 1})])
 def test_a_problem_on_shards_equals_one_process(client, tmp_path, name, C, options):
-    """A structured problem's examples in shards of whole examples (svmstruct.train.problem_shards): each shard
+    """A structured problem's examples in shards of whole examples (distributed.ProblemShard): each shard
     settles its options, the problem merges them (the largest number of classes), and the 1-slack loop over the
     shards' summed cuts gives the one-process objective to 1e-6, the same iterations and options."""
     if not STRUCT.exists():
         pytest.skip("needs ../shared/reference/struct")
     from svmstruct import registry
-    from svmstruct.train import problem_shards
 
     files = struct_shards(tmp_path)[name]
     loss = registry.problem(name)
@@ -127,8 +126,8 @@ def test_a_problem_on_shards_equals_one_process(client, tmp_path, name, C, optio
     local = next(training.train_grid(training.ExamplesSource(one, one.read_all(files)), loss, opts,
                                      api.Settings([C], 0.5 if name == "hmm" else 0.01)))
     structured = loss.instance(opts)
-    cluster = problem_shards.cluster(client, files, structured, 1)
-    remote = next(training.train_grid(problem_shards.ProblemClusterSource(cluster, structured), loss, opts,
+    cluster = distributed.problem_cluster(client, files, structured, 1)
+    remote = next(training.train_grid(distributed.ProblemClusterSource(cluster, structured), loss, opts,
                                       api.Settings([C], 0.5 if name == "hmm" else 0.01)))
     assert remote.result.primal == pytest.approx(local.result.primal, rel=1e-6)
     assert remote.result.iterations == local.result.iterations
@@ -422,7 +421,7 @@ def test_a_scheduler_killed_mid_training_is_one_line_and_the_previous_model_stay
             _ranking_data(shard, range(200 * i, 200 * (i + 1)), rng)
         model = tmp_path / "prev.model"
         model.write_text("old\n")
-        quick = ("import sys; from svmstruct.train import distributed; distributed.CONNECT_TIMEOUT = 5.0; "
+        quick = ("import sys; from svmstruct.train import address; address.CONNECT_TIMEOUT = 5.0; "
                  "from svmstruct.__main__ import main; sys.exit(main())")  # Dask's client waits 30 s to reconnect
         learn = subprocess.Popen([sys.executable, "-c", quick, "learn", "-l", "pairs", "-c", "1000", "-e", "0.0000001",
                                   "--scheduler", address, *map(str, shards), str(model)], stderr=subprocess.PIPE,

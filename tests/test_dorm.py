@@ -56,7 +56,7 @@ def test_training_converges_and_skips_flat_queries(name):
     # add 0); the listwise loss alone divides by the queries it keeps
     kept = train_set.n_examples if "pairwise" in problem.info else train_set.n_examples - problem.skipped
     assert problem.n == kept
-    result = loop.train(problem, 100.0, 0.01)
+    result = training.train(problem, 100.0, 0.01)
     assert result.converged and np.isfinite(result.w).all()
     assert result.primal - result.dual <= 100.0 * 0.01 * (1 + 1e-9)
     zero_primal = 100.0 * problem.most_violated(np.zeros(train_set.n_docs))[1] / problem.n  # w = 0
@@ -68,7 +68,7 @@ def test_ndcg_training_beats_random_scores_on_the_test_part():
     test_set = data.read_svmlight(str(SMALL / "test.txt"), n_features=train_set.n_features)
     loss, opts = api.resolve_loss("ndcg@10")
     problem = loss.build(train_set, opts)
-    result = loop.train(problem, 100.0, 0.001)
+    result = training.train(problem, 100.0, 0.001)
     trained = training.model_of(loss, opts, TrainingSummary.of(train_set, problem), result, 100.0, 0.001)
     m = measures.lookup("ndcg@10")
     ours = measures.per_query(m, test_set.y, model.score(trained, test_set), test_set.qptr, test_set.docids).mean()
@@ -94,7 +94,7 @@ def test_training_does_not_depend_on_the_order_of_documents_in_a_query(name):
     same model (to round-off), not merely one within the solver's tolerance."""
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     loss, opts = api.resolve_loss(name)
-    results = [loop.train(loss.build(ds, opts), 10.0, 0.001)
+    results = [training.train(loss.build(ds, opts), 10.0, 0.001)
                for ds in (train_set, shuffled_within_queries(train_set, 1), shuffled_within_queries(train_set, 2))]
     for other in results[1:]:
         assert other.iterations == results[0].iterations
@@ -107,7 +107,7 @@ def test_ndcg_model_is_not_degenerate():
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     loss, opts = api.resolve_loss("ndcg@10")
     problem = loss.build(train_set, opts)
-    result = loop.train(problem, 10.0, 0.001)
+    result = training.train(problem, 10.0, 0.001)
     xi_at_zero = problem.most_violated(np.zeros(train_set.n_docs))[1] / problem.n
     assert result.converged and result.outer_steps >= 1
     assert result.xi < xi_at_zero - 0.1
@@ -118,7 +118,7 @@ def test_latent_outer_steps_never_increase_the_objective():
     """CCCP: the objective at the end of each outer step (target fixed, loop converged) does not increase."""
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     loss, opts = api.resolve_loss("ndcg@10")
-    result = loop.train(loss.build(train_set, opts), 10.0, 0.001)
+    result = training.train(loss.build(train_set, opts), 10.0, 0.001)
     ends = [row["primal"] for row in result.history if row["gap"] <= 0.001]
     assert len(ends) == result.outer_steps + 1
     assert all(later <= earlier + 10.0 * 0.001 for earlier, later in zip(ends, ends[1:]))
@@ -228,7 +228,7 @@ def test_the_measure_maps_learn_on_long_lists(name, tmp_path):
     """On 100-candidate queries every listwise loss with its own map ends well below the objective at w = 0."""
     train_set = data.read_svmlight(str(long_list_file(tmp_path / "long.txt")))
     loss, opts = api.resolve_loss(name, {"position_weights": "measure", "pairwise": 0.0})
-    result = loop.train(loss.build(train_set, opts), 1.0, 0.001)
+    result = training.train(loss.build(train_set, opts), 1.0, 0.001)
     assert result.converged and result.learned and result.gain > 0.05
 
 

@@ -226,7 +226,7 @@ def test_the_kept_taggings_cut_is_each_sequences_most_violated_kept_tagging(seed
 def test_training_with_the_kept_taggings_is_certified_as_without_and_calls_the_oracle_less():
     """The kept taggings' cuts only move the dual: the run stops on the oracle's own certificate, within C epsilon of
     the optimum that a tight run without them brackets, with fewer calls to Viterbi."""
-    from svmstruct.train import loop
+    from svmstruct import training
 
     examples = sequences(np.random.default_rng(7), 60, K=4, D=5)
     C, eps = 10.0, 0.05
@@ -237,7 +237,7 @@ def test_training_with_the_kept_taggings_is_certified_as_without_and_calls_the_o
         problem.most_violated = lambda w: calls.append(1) or oracle(w)
         if not keep:
             problem.cached = None
-        return loop.train(problem, C, epsilon), len(calls)
+        return training.train(problem, C, epsilon), len(calls)
 
     (tight, _), (plain, plain_calls), (kept, kept_calls) = run(False, 1e-4), run(False, eps), run(True, eps)
     for result in (tight, plain, kept):

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from svmstruct.dataset import ranking
-from svmstruct.evaluation import measures, tables
+from svmstruct.evaluation import measures
 from svmstruct.io import data, trec
 
 from conftest import DATA, REFERENCE, need_shared
@@ -47,7 +47,7 @@ def test_trec_names_equal_pytrec_eval_per_query_and_mean(mq2008_test, variant):
     for qid, _, docid, _rank, score, _ in parse_trec(trec.format_run(mq2008_test, scores), 6):
         run.setdefault(qid, {})[docid] = float(score)
     expected = pytrec_eval.RelevanceEvaluator(qrels, set(TREC_MEASURES.values())).evaluate(run)
-    table = tables.measure_table(mq2008_test, scores, list(TREC_MEASURES))
+    table = measures.measure_table(mq2008_test, scores, list(TREC_MEASURES))
     for ours, theirs in TREC_MEASURES.items():
         for qid, values in expected.items():  # to the bit: the terms added in trec_eval's order
             assert table[ours][qid] == values[theirs], (ours, qid)

@@ -4,10 +4,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from svmstruct import api
+from svmstruct import api, training
 from svmstruct.errors import InputError
 from svmstruct.io import data
-from svmstruct.train import loop
 
 from conftest import DATA, need_shared
 
@@ -22,7 +21,7 @@ def test_per_query_error_rate_objective_is_the_average_of_per_query_hinge_sums()
     dataset = data.read_svmlight(str(SMALL))
     problem = build("errorrate", dataset, per_query=True)
     C = 3.0
-    result = loop.train(problem, C, 0.01)
+    result = training.train(problem, C, 0.01)
     y = np.where(dataset.y > 0, 1.0, -1.0)
     scores = problem.X @ result.w
     per_query = [100.0 / (hi - lo) * np.maximum(0, 1 - y[lo:hi] * scores[lo:hi]).sum()
@@ -40,7 +39,7 @@ def test_per_query_losses_skip_queries_without_positives_and_stay_finite():
         problem = build(name, dataset, per_query=True)
         expected_skip = 0 if name == "zeroone" else no_positive
         assert problem.skipped >= expected_skip and problem.n + problem.skipped == dataset.n_examples
-        result = loop.train(problem, 1.0, 0.5, max_iterations=30)
+        result = training.train(problem, 1.0, 0.5, max_iterations=30)
         assert np.isfinite(result.w).all() and np.isfinite(result.primal)
 
 
@@ -49,8 +48,8 @@ def test_one_query_per_query_equals_the_whole_file():
     dataset.qid[:] = 1
     dataset.qptr = np.array([0, dataset.n_docs])
     for name in ("f1", "rocarea", "prec@5"):
-        a = loop.train(build(name, dataset, per_query=True), 1.0, 0.01)
-        b = loop.train(build(name, dataset), 1.0, 0.01)
+        a = training.train(build(name, dataset, per_query=True), 1.0, 0.01)
+        b = training.train(build(name, dataset), 1.0, 0.01)
         assert a.primal == pytest.approx(b.primal, rel=1e-9)
 
 
@@ -73,7 +72,7 @@ def test_degenerate_training_sets_are_clear_errors(tmp_path):
 def test_avgprec_converges_on_mq2008_where_svm_perf_did_not():
     need_shared()
     problem = build("avgprec", data.read_svmlight(str(DATA / "mq2008" / "S1.txt")))
-    result = loop.train(problem, 1.0, 0.1)
+    result = training.train(problem, 1.0, 0.1)
     assert result.converged
     assert result.primal - result.dual <= 1.0 * 0.1 * 1.0001  # gap at most C * epsilon
 
@@ -82,6 +81,6 @@ def test_dense_float32_storage_trains_the_same_model():
     sparse = data.read_svmlight(str(SMALL))
     dense = data.read_svmlight(str(SMALL), dtype=np.float32, layout="dense")
     for name in ("rocarea", "pairs", "map"):
-        a = loop.train(build(name, sparse), 1.0, 0.001)
-        b = loop.train(build(name, dense), 1.0, 0.001)
+        a = training.train(build(name, sparse), 1.0, 0.001)
+        b = training.train(build(name, dense), 1.0, 0.001)
         assert b.primal == pytest.approx(a.primal, rel=1e-4)

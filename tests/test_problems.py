@@ -9,7 +9,7 @@ from helpers import SPEC, examples, write
 from multilabel_problem import MarginOnly, MultiLabel
 
 import svmstruct
-from svmstruct import problems
+from svmstruct import problems, training
 from svmstruct.errors import UsageError
 
 from conftest import ROOT, invoke, invoke_here
@@ -146,7 +146,7 @@ def test_a_problems_line_search_spends_at_most_its_calls():
     two ends and one point between), so an iteration calls the oracle at most three times (w_t, one point of the
     search, the cutting plane past w_b), where a loss's may take up to 16 (line_search.CALLS)."""
     from svmstruct.problems.base import SEARCH_CALLS, training_problem
-    from svmstruct.train import line_search, loop
+    from svmstruct.train import line_search
     from svmstruct.train.problem import Outline
 
     problem = MultiLabel()
@@ -160,7 +160,7 @@ def test_a_problems_line_search_spends_at_most_its_calls():
         return oracle(scores)
 
     built.most_violated = counted
-    result = loop.train(built, 100.0, 0.001)
+    result = training.train(built, 100.0, 0.001)
     assert result.converged and calls[0] <= 1 + 3 * result.iterations
 
 

@@ -4,6 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from svmstruct import training
 from svmstruct.errors import InputError
 from svmstruct.train import line_search, loop
 from svmstruct.train.loop_state import LoopState, WorkingSet
@@ -51,7 +52,7 @@ def test_converged_means_a_certified_gap(scale):
 
     loss, opts = api.resolve_loss("pairs")
     problem = loss.build(_ranking_data(scale), opts)
-    result = loop.train(problem, 1e4, 0.001, max_iterations=400)
+    result = training.train(problem, 1e4, 0.001, max_iterations=400)
     eps = 0.001 * problem.epsilon_scale
     if result.converged:
         assert result.primal - result.dual <= 1e4 * eps * (1 + 1e-6) + 1e-12 * abs(result.primal)
@@ -81,7 +82,7 @@ def test_overflowing_features_raise_a_numerical_error_at_once():
     loss, opts = api.resolve_loss("errorrate")
     start = time.perf_counter()
     with pytest.raises(NumericalError, match="overflows"):
-        loop.train(loss.build(ds, {"bias": 1.0}), 1.0, 0.1)
+        training.train(loss.build(ds, {"bias": 1.0}), 1.0, 0.1)
     assert time.perf_counter() - start < 10
 
 
@@ -151,8 +152,8 @@ def test_ocas_and_the_plain_loop_reach_the_same_optimum(loss_name):
         dataset.y[:] = np.where(dataset.y > 0, 1.0, -1.0)
     loss, opts = api.resolve_loss(loss_name)
     C, eps = 100.0, 0.001
-    plain = loop.train(loss.build(dataset, opts), C, eps, line_search=False)
-    ocas = loop.train(loss.build(dataset, opts), C, eps, line_search=True)
+    plain = training.train(loss.build(dataset, opts), C, eps, line_search=False)
+    ocas = training.train(loss.build(dataset, opts), C, eps, line_search=True)
     tolerance = C * eps * loss.build(dataset, opts).epsilon_scale * (1 + 1e-6)
     assert plain.converged and ocas.converged
     assert ocas.primal - ocas.dual <= tolerance
@@ -174,7 +175,7 @@ def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_nam
     dataset = _ranking_data(1.0, seed=7, queries=20)
     loss, opts = api.resolve_loss(loss_name, options)
     C, eps = 10.0, loss.default_epsilon
-    whole = loop.train(loss.build(dataset, opts), C, eps)
+    whole = training.train(loss.build(dataset, opts), C, eps)
     assert whole.iterations > stop_at
     states: list = []
 
@@ -182,7 +183,7 @@ def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_nam
         def resumable(self, state, seconds):
             states.append(state.to_arrays(seconds))
 
-    first = loop.train(loss.build(dataset, opts), C, eps, max_iterations=stop_at, callbacks=[Saved()])
+    first = training.train(loss.build(dataset, opts), C, eps, max_iterations=stop_at, callbacks=[Saved()])
     assert first.status == "iteration limit" and int(states[-1]["iteration"]) == stop_at
     path = str(tmp_path / "run.ckpt")
     checkpoint.save(path, states[-1], {"run": loss_name})
@@ -193,13 +194,13 @@ def test_a_run_resumed_from_its_checkpoint_ends_as_an_uninterrupted_one(loss_nam
         return LoopState.from_arrays(saved.arrays(outline.n, outline.dim), outline.n, outline.dim, C,
                                      eps * outline.epsilon_scale)
 
-    resumed = loop.train(problem, C, eps, start=resumed_from(checkpoint.load(path, {"run": loss_name}), C))
+    resumed = training.train(problem, C, eps, start=resumed_from(checkpoint.load(path, {"run": loss_name}), C))
     assert resumed.converged and resumed.iterations == whole.iterations + (len(states[-1]["cuts"]) == 0)
     assert resumed.outer_steps == whole.outer_steps
     assert resumed.primal == pytest.approx(whole.primal, rel=1e-9)
     assert np.abs(resumed.w - whole.w).max() <= 1e-7 * np.abs(whole.w).max()
     with pytest.raises(InputError, match="another training problem"):
-        loop.train(problem, 2 * C, eps, start=resumed_from(checkpoint.load(path, {"run": loss_name}), 2 * C))
+        training.train(problem, 2 * C, eps, start=resumed_from(checkpoint.load(path, {"run": loss_name}), 2 * C))
     with pytest.raises(InputError, match=r"belongs to another run \(run differ\)"):
         checkpoint.load(path, {"run": "other"})
 
@@ -251,7 +252,7 @@ def test_a_callback_sees_every_iteration_without_touching_the_trainer():
             self.final = state
 
     norms = Norms()
-    result = loop.train(loss.build(dataset, opts), 10.0, 0.001, callbacks=[norms])
+    result = training.train(loss.build(dataset, opts), 10.0, 0.001, callbacks=[norms])
     assert [i for i, _ in norms.norms] == list(range(1, result.iterations + 1))
     assert norms.norms[-1][1] == pytest.approx(float(np.linalg.norm(result.w)))
     assert norms.final is not None and norms.final.iteration == result.iterations
@@ -269,8 +270,8 @@ def test_a_callback_stops_a_run_with_status_stopped():
         def iteration(self, row, state):
             return row["iteration"] >= 3
 
-    stopped = loop.train(loss.build(dataset, opts), 10.0, 0.001, callbacks=[StopAt()])
-    capped = loop.train(loss.build(dataset, opts), 10.0, 0.001, max_iterations=3)
+    stopped = training.train(loss.build(dataset, opts), 10.0, 0.001, callbacks=[StopAt()])
+    capped = training.train(loss.build(dataset, opts), 10.0, 0.001, max_iterations=3)
     assert (stopped.status, stopped.converged, stopped.iterations) == ("stopped", False, 3)
     assert capped.status == "iteration limit" and stopped.primal == capped.primal
     np.testing.assert_array_equal(stopped.w, capped.w)

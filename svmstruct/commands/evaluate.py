@@ -65,7 +65,7 @@ def evaluate_command(test_file, predictions, measure_names, output_format, subto
         comparison = tables.compare(dataset, runs, names, rel_threshold)
         text = tables.format_comparison(comparison, "json" if output_format == "json" else "table")
     else:
-        table = tables.measure_table(dataset, runs[0][1], names, rel_threshold)
+        table = measures.measure_table(dataset, runs[0][1], names, rel_threshold)
         text = tables.format_table(table, per_query, output_format)
     files.write_output(files.STDIO, text)
 

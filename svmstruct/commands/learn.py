@@ -248,11 +248,9 @@ def _training_source(checked, log):
     try:
         where = f"{run.workers} local workers" if run.workers else f"the cluster at {run.scheduler}"
         if run.problem is not None:
-            from svmstruct.train import problem_shards
-
             structured = loss.instance(checked.opts)
-            cluster = problem_shards.cluster(client, list(run.train_files), structured, threads, on_reload=warn)
-            yield problem_shards.ProblemClusterSource(cluster, structured), lambda ready: (
+            cluster = distributed.problem_cluster(client, list(run.train_files), structured, threads, on_reload=warn)
+            yield distributed.ProblemClusterSource(cluster, structured), lambda ready: (
                 f"Training set: {len(run.train_files)} shards, {ready.outline.n} examples on {where}, dimension "
                 f"{ready.outline.dim}")
         else:

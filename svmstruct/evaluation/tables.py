@@ -1,4 +1,5 @@
-"""Evaluation of predictions: reading them, measure tables per query and overall, output formats."""
+"""Evaluation of predictions: reading them, comparing runs, output formats (the table of measures per query and
+overall is measures.measure_table)."""
 from __future__ import annotations
 
 import json
@@ -6,8 +7,6 @@ import re
 
 import numpy as np
 
-from svmstruct.dataset.documents import check_unique_docids
-from svmstruct.dataset.ranking import trec_ranking
 from svmstruct.errors import InputError
 from svmstruct.evaluation import measures
 from svmstruct.io import files
@@ -110,61 +109,6 @@ def _score(line: str, name: str, lineno: int) -> float:
     raise InputError(f"not a number: '{tokens[0]}'", name, lineno)
 
 
-def measure_table(dataset, scores: np.ndarray, names: list, rel_threshold: float = 0.0) -> dict:
-    """{measure: {"all": mean or file value, qid: per-query value, ...}} (qids as strings, file order)."""
-    table = {}
-    qids = [str(dataset.qid[lo]) for lo in dataset.qptr[:-1]]
-    checked = False
-    ranking = None  # the rows in trec_eval's order, for every per-query measure
-    for name in names:
-        try:
-            m = measures.lookup(name)
-        except KeyError as e:
-            raise InputError(e.args[0]) from None
-        beyond = np.flatnonzero(dataset.y > m.largest_label)
-        if len(beyond):
-            raise InputError(f"label {dataset.y[beyond[0]]:g}: {name}'s gain 2^label - 1 overflows double precision "
-                             f"(labels up to {m.largest_label:g})", dataset.path, int(dataset.line[beyond[0]]))
-        if m.per_query:
-            if not checked:  # ties are broken by docid, as trec_eval does: a docid must be unique in its query
-                check_unique_docids(dataset)
-                checked = True
-            if ranking is None:
-                ranking = trec_ranking(scores, dataset.qptr, dataset.docids)
-            values = measures.per_query(m, dataset.y, scores, dataset.qptr, dataset.docids, rel_threshold, ranking)
-            if not np.all(np.isfinite(values)):
-                q = int(np.flatnonzero(~np.isfinite(values))[0])
-                _not_finite(name, dataset, int(dataset.qptr[q]), int(dataset.qptr[q + 1]))
-            row = dict(zip(qids, values.tolist()))
-            row["all"] = trec_eval_mean(values, qids)
-        else:
-            row = {"all": measures.over_file(m, dataset.y, scores, rel_threshold)}
-            if not np.isfinite(row["all"]):
-                _not_finite(name, dataset, 0, dataset.n_docs)
-        table[name] = row
-    return table
-
-
-def trec_eval_mean(values: np.ndarray, qids: list) -> float:
-    """The mean as trec_eval computes it, to the last bit: the per-query values added one after the other in
-    its query order (qids sorted as byte strings, strcmp), then divided by their number. (A pairwise or exact
-    sum can print differently where the mean sits on a rounding boundary: P_10 0.99465 shows 0.9947, trec_eval
-    0.9946.)"""
-    if not len(values):
-        return float("nan")
-    order = sorted(range(len(qids)), key=lambda i: qids[i].encode())
-    return float(np.cumsum(np.asarray(values, dtype=np.float64)[order])[-1] / len(values))
-
-
-def _not_finite(name: str, dataset, lo: int, hi: int) -> None:
-    """A measure that is not finite on rows lo:hi: their labels are beyond its arithmetic (InputError at the
-    line of the largest label)."""
-    largest = lo + int(np.argmax(np.abs(dataset.y[lo:hi])))
-    raise InputError(f"{name} is not finite here: label {dataset.y[largest]:g} is beyond what it can compute (a gain "
-                     "2^label - 1 overflows double precision beyond label 1023)", dataset.path,
-                     int(dataset.line[largest]))
-
-
 def format_table(table: dict, per_query: bool, fmt: str = "trec") -> str:
     """trec: `measure<TAB>qid<TAB>value` (per-query lines first, then qid `all`), as trec_eval prints;
     table: one row per measure; json: the nested dictionary."""
@@ -193,7 +137,7 @@ def compare(dataset, runs: list, names: list, rel_threshold: float = 0.0) -> dic
 
     result = {}
     for name in names:
-        tables = [measure_table(dataset, scores, [name], rel_threshold)[name] for _, scores in runs]
+        tables = [measures.measure_table(dataset, scores, [name], rel_threshold)[name] for _, scores in runs]
         per_query = len(tables[0]) > 1
         base = np.array([v for q, v in tables[0].items() if q != "all"]) if per_query else None
         rows: list[dict] = []

@@ -17,26 +17,18 @@ takes it within TIMEOUT seconds, training stops with a DistributedError and no m
 """
 from __future__ import annotations
 
-import os
+import copy
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
-from svmstruct.errors import SvmStructError
-from svmstruct.train.address import scheduler_address
+from svmstruct.errors import InputError, SvmStructError, UsageError
+from svmstruct.train.address import DistributedError, client_for  # noqa: F401 - distributed.client_for
 
 RETRIES = 3  # reloads of one shard before giving up
 TIMEOUT = 300.0  # seconds to wait for a worker to load a shard or answer a call
-CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler of --scheduler
-LOCAL_START_TIMEOUT = 120.0  # seconds for the local cluster of --workers to start
 PARAMETERS = ("K", "k")  # training-set statistics that are settings, not counts (not summed over shards)
-
-
-class DistributedError(SvmStructError):
-    """The cluster cannot be reached or keeps losing a shard's worker, exit 5."""
-
-    exit_code = 5
 
 
 def _set_threads(threads: int | None) -> None:
@@ -452,89 +444,82 @@ def _check_disjoint_queries(shapes: list) -> None:
                          f"{shapes[second]['path']}: every shard must hold whole queries", shapes[second]["path"])
 
 
-def reachable_scheduler(text: str) -> str:
-    """The address to hand to Dask after checking, within CONNECT_TIMEOUT, that something listens there
-    (DistributedError, exit 5, otherwise: an unknown host or a refused port fails at once, not after
-    Dask's retries)."""
-    import socket
+# ---- structured problems on the cluster (learn --problem ... --workers N | --scheduler ADDRESS)
 
-    host, port = scheduler_address(text)
-    try:
-        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
-            pass
-    except socket.gaierror as e:
-        raise DistributedError(f"cannot reach the Dask scheduler at {text}: unknown host {host} ({e.strerror})") \
-            from None
-    except TimeoutError:
-        raise DistributedError(f"cannot reach the Dask scheduler at {text}: no answer within {CONNECT_TIMEOUT:g} s") \
-            from None
-    except OSError as e:
-        raise DistributedError(f"cannot reach the Dask scheduler at {text}: {e.strerror or e}") from None
-    return f"tcp://{host if ':' not in host else f'[{host}]'}:{port}"
+class ProblemShard(Shard):
+    """A Dask actor: one training file of a structured problem, read on the worker, and its training problem."""
 
+    def __init__(self, path: str, structured: Any, threads: int | None = None):  # not Shard's: no documents
+        self.threads = threads
+        _set_threads(threads)
+        self.structured = structured  # the driver's problem with the options given (pickled)
+        self.examples: Any = structured.read(path)
+        self.path = path
+        self.problem: Any = None
+        self.evaluator: Any = None
 
-def _within(seconds: float, start, failed: str, silent: str, garbled: str | None = None):
-    """start() (a Dask client or cluster) in a daemon thread, waited for at most SECONDS: Dask's own timeouts do
-    not cover a peer that accepts the connection and never speaks its protocol (an HTTP server). Its result, or
-    DistributedError: FAILED, then why (its error, or SILENT after SECONDS, or GARBLED when an error other than
-    the connection's says the peer's reply is not Dask's: a text read as a frame length asks for exabytes)."""
-    import threading
+    def settle(self) -> dict:
+        """The options the problem settles on this shard's examples (dimension() writes them)."""
+        if not len(self.examples):
+            raise InputError("no examples in this shard", self.path)
+        settling = copy.deepcopy(self.structured)
+        settling.dimension(self.examples)
+        return dict(settling.options)
 
-    outcome: list = []
+    def build(self, options: dict, rescaling: int) -> dict:  # type: ignore[override]  # a problem's, not a loss's
+        """The shard's training problem, the problem built with the merged OPTIONS (the whole set's)."""
+        _set_threads(self.threads)
+        structured = type(self.structured)(**options)
+        self.problem = structured.training_problem(self.examples, rescaling)
+        self.reset()
+        p = self.problem
+        return dict(n=p.n, dim=p.X.shape[1], exact=p.exact, search_calls=p.search_calls, info=p.info,
+                    cached=p.cached is not None)
 
-    def run():
-        try:
-            outcome.append((True, start()))
-        except Exception as e:  # noqa: BLE001 - Dask's errors are many; each becomes one line
-            outcome.append((False, e))
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(seconds)
-    if not outcome:
-        raise DistributedError(f"{failed}: {silent} within {seconds:g} s")
-    done, value = outcome[0]
-    if not done and garbled is not None and not isinstance(value, OSError):
-        raise DistributedError(f"{failed}: {garbled}")
-    if not done:
-        message = str(value).strip().splitlines()
-        raise DistributedError(f"{failed}: {type(value).__name__}: {message[-1] if message else ''}".rstrip(": "))
-    return value
+    def widen(self, dim: int) -> None:
+        """Every shard's problem has the whole set's dimension (its options merged): nothing to widen."""
+        if self.problem.X.shape[1] != dim:
+            raise InputError(f"the problem has {self.problem.X.shape[1]} weights on this shard and {dim} on others",
+                             self.path)
 
 
-def client_for(workers: int | None = None, scheduler: str | None = None, threads: int | None = None):
-    """A Dask client: on the scheduler at `scheduler`, or on a new local cluster of `workers` processes
-    (loopback only, no dashboard, no memory limit). Returns (client, closer, threads per worker)."""
-    try:
-        import dask
-        from distributed import Client, LocalCluster
-    except ImportError:
-        from svmstruct.errors import UsageError
+def problem_cluster(client, paths: list, structured, threads: int | None, on_reload=None) -> Cluster:
+    """The shards of a structured problem (STRUCTURED: its instance with the options given) on a Dask cluster."""
+    return Cluster(client, paths, on_reload=on_reload, actor=(ProblemShard, (structured, threads)))
 
-        raise UsageError("training on a cluster needs Dask: pip install 'svmstruct[distributed]'") from None
-    dask.config.set({"logging.distributed": "critical"})
-    import logging
 
-    for name in ("distributed", *(name for name in logging.root.manager.loggerDict if name.startswith("distributed."))):
-        logging.getLogger(name).setLevel(logging.CRITICAL)  # its errors become one line of ours
-    if scheduler is not None:
-        address = reachable_scheduler(scheduler)
-        client = _within(CONNECT_TIMEOUT, lambda: Client(address, timeout=f"{int(CONNECT_TIMEOUT)}s"),
-                         f"cannot reach the Dask scheduler at {scheduler}",
-                         "something listens there, but no Dask scheduler answered",
-                         "something answered there, but not in Dask's protocol (is it a Dask scheduler's port?)")
-        return client, client.close, threads
-    if workers is None or workers < 1:
-        from svmstruct.errors import UsageError
+class ProblemClusterSource:
+    """A structured problem's shards on a Dask cluster as a training source of training.train_grid (as
+    training.ExamplesSource in one process)."""
 
-        raise UsageError(f"a local cluster needs at least one worker, got {workers!r}")
-    local = _within(LOCAL_START_TIMEOUT, lambda: LocalCluster(
-        n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0",
-        memory_limit=0, silence_logs=logging.CRITICAL), "the local Dask cluster did not start", "it did not start")
-    client = Client(local)
+    def __init__(self, cluster: Cluster, structured):
+        self.cluster = cluster
+        self.structured = structured
 
-    def close():
-        client.close()
-        local.close()
+    def prepare(self, loss, opts: dict, normalize: str):
+        from svmstruct.train.problem import Outline, Prepared, TrainingSummary
 
-    return client, close, threads or max(1, (os.cpu_count() or 1) // workers)
+        if normalize != "none":
+            raise UsageError("--normalize applies to feature files; a problem's Psi is its own")
+        options = {**self.structured.options, **self.structured.merge_settled(self.cluster.call("settle"))}
+        self.structured = type(self.structured)(**options)
+        self.cluster.built = (options, int(opts["rescaling"]))
+        built = self.cluster.call("build", *self.cluster.built)
+        dims = {b["dim"] for b in built}
+        if len(dims) != 1:
+            raise InputError(f"the shards' problems have {sorted(dims)} weights: the merged options do not settle "
+                             "the dimension", "+".join(self.cluster.paths))
+        dim = self.cluster.dim = dims.pop()
+        n = sum(b["n"] for b in built)
+        outline = Outline(n, dim, 1.0, all(b["exact"] for b in built), False, min(b["search_calls"] for b in built),
+                          all(b["cached"] for b in built))
+        info = {**built[0]["info"], "examples": n}
+        summary = TrainingSummary("+".join(self.cluster.paths), n, None, n, 0, n, 0.0, info)
+        settled = {k: v for k, v in options.items() if v is not None}
+        return Prepared(outline, summary, 0.0, settled=settled)
+
+    def evaluator(self, prepared) -> DistributedEvaluator:
+        return DistributedEvaluator(self.cluster, prepared.outline.dim)
+
+    def judge(self, trained, loss, opts: dict) -> None:
+        """A problem has no measure: whether it learned is the objective's gain (TrainResult.learned)."""

@@ -28,9 +28,8 @@ from svmstruct.errors import InputError, NumericalError
 from svmstruct.options import MAX_ITERATIONS
 from svmstruct.train import line_search as ocas
 from svmstruct.train.callbacks import Callback, Progress  # noqa: F401 - loop.Callback, loop.Progress
-from svmstruct.train.evaluator import LocalEvaluator
 from svmstruct.train.loop_state import LoopState
-from svmstruct.train.problem import Outline, TrainingProblem
+from svmstruct.train.problem import Outline
 
 # svm_struct drops constraints that stayed inactive this long (remove_inactive_constraints(..., 50)).
 INACTIVE_LIMIT = 50
@@ -39,7 +38,7 @@ MAX_OUTER = 100
 OUTER_TOLERANCE = 1e-6
 # cuts of the problem's kept outputs between two oracle calls at most (_cuts_from_kept)
 KEPT_ROUNDS = 20
-# iterations in a row without progress (see train) before giving up
+# iterations in a row without progress (see optimise) before giving up
 STALL_LIMIT = 10
 # a run whose objective is less than this fraction below the objective at w = 0 did not learn (TrainResult.learned)
 MIN_GAIN = 0.01
@@ -86,14 +85,6 @@ class TrainResult:
         if self.measured is not None:
             return not self.measure_gain < MIN_GAIN
         return not self.gain < MIN_GAIN
-
-
-def train(problem: TrainingProblem, C: float, epsilon: float, max_iterations: int = MAX_ITERATIONS,
-          line_search: bool | None = None, start: LoopState | None = None, callbacks=()) -> TrainResult:
-    """Train w for `problem` with regularisation C; epsilon in the loss's units (times problem.epsilon_scale).
-    In this process: optimise with a LocalEvaluator."""
-    return optimise(LocalEvaluator(problem), Outline.of(problem), C, epsilon, max_iterations, line_search, start,
-                    callbacks)
 
 
 def optimise(evaluator, outline: Outline, C: float, epsilon: float, max_iterations: int = MAX_ITERATIONS,
