@@ -342,13 +342,19 @@ def _read_lines(buf, count, ids, values, slow_at):
     return slow, -1, start
 
 
+# read_id_value_block's room for values left to float() without a second pass: one in SLOW_SHARE (a text model of
+# 2.6 million weights from svm_multiclass's 20-class text, C 100000, has one in 45, exponents below -22; its second pass
+# cost classify a quarter of a second)
+SLOW_SHARE = 16
+
+
 def read_id_value_block(buf: np.ndarray, count: int) -> tuple:
     """(ids, values, -1, end) of the first COUNT `index value` lines of the bytes BUF (a uint8 array), read as int()
     and float() read them, end the position after them; or (None, None, k, start) when line k (at position start)
     has another form or is missing (the caller reads it by itself to say why)."""
     ids = np.empty(count, dtype=np.int64)
     values = np.empty(count)
-    slow_at = np.empty(3 * min(count, 4096), dtype=np.int64)
+    slow_at = np.empty(3 * min(count, max(4096, count // SLOW_SHARE)), dtype=np.int64)
     slow, bad, end = _read_lines(buf, count, ids, values, slow_at)
     if bad >= 0:
         return None, None, bad, end
