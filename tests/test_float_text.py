@@ -127,3 +127,15 @@ def test_weight_lines_of_another_form_are_left_to_the_line_by_line_reader():
     for rows in (["1 0.5 7", "2"], ["1"], ["1 0.5", ""], ["1 0x5"], ["1 1_0"], ["1 nan"], ["1.5 2"], ["1 ½"],
                  ["1234567890123456789 1"], []):
         assert float_text.read_id_value_lines(rows) is None, rows
+
+
+def test_a_block_whose_values_all_need_float_is_read_exactly():
+    """Values beyond the fast paths (17 digits, exponent below -22) left to float(), more of them than the first
+    pass has room for (read_id_value_block reads again with room for all): each exactly as float() reads it."""
+    rng = np.random.default_rng(5)
+    values = (rng.normal(size=20_000) * 1e-7).tolist()
+    text = "".join(f"{i + 1} {v!r}\n" for i, v in enumerate(values))
+    ids, read, bad, end = float_text.read_id_value_block(np.frombuffer(text.encode(), dtype=np.uint8), len(values))
+    assert bad == -1 and end == len(text)
+    np.testing.assert_array_equal(ids, np.arange(1, len(values) + 1))
+    assert read.tobytes() == np.array([float(repr(v)) for v in values]).tobytes()
