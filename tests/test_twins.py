@@ -296,3 +296,29 @@ def test_weights_are_written_alike(way, seed, n):
     kernel = model_files.weights_text(ids, values)
     way("twin")
     assert model_files.weights_text(ids, values) == kernel
+
+
+SCORE_LINES = ["1", "-2.5", " 0.125\t", "\t3e2 ", ".5", "5.", "+1", "-0", "1e999", "-1e-400", "2.2250738585072014e-308",
+               "0.30000000000000004", "-4.3113530601327613e-07", "12345678901234567890", "1 2", "1-2", "nan", "inf",
+               "abc", "0x1", "1_0", "", "  ", "e5", "1e", ".", "-", "1\r2", "5\r"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.sampled_from(SCORE_LINES), max_size=8), ending=st.sampled_from(["\n", "\r\n"]),
+       last=st.booleans())
+def test_the_predictions_reader_and_its_twin_agree(tmp_path_factory, way, lines, ending, last):
+    """Prediction files of every line form (numbers of each syntax, the ones float() alone reads, two numbers, no
+    number, blanks around, a stray CR, CR LF), with and without a last newline: the same scores to the bit, or the
+    same error."""
+    from svmstruct.evaluation import tables
+
+    path = tmp_path_factory.mktemp("p") / "predictions"
+    path.write_bytes((ending.join(lines) + (ending if last and lines else "")).encode())
+    results = []
+    for kind in ("kernel", "twin"):
+        way(kind)
+        try:
+            results.append(tables.read_predictions(str(path), len(lines)).tobytes())
+        except InputError as e:
+            results.append(str(e))
+    assert results[0] == results[1]

@@ -23,7 +23,7 @@ def read_predictions(path: str, n_rows: int) -> np.ndarray:
     name = "<stdin>" if path == "-" else path
     with files.open_binary(path) as f:  # lines end at \n (or \r\n) only, as in the data reader
         raw = f.read()
-    values = _plain_scores(raw)  # the common case, checked and converted by numpy
+    values = _common_scores(raw)
     if values is None:
         lines = raw.decode("utf-8", errors="surrogateescape").split("\n")
         if lines[-1] == "":  # the end of the last line
@@ -42,6 +42,26 @@ _NUMBER_BYTES = np.zeros(256, dtype=bool)
 _NUMBER_BYTES[list(b"0123456789.eE+-")] = True
 _BLANK_BYTES = np.zeros(256, dtype=bool)
 _BLANK_BYTES[list(b" \t\r\n")] = True
+
+
+# from this size of a predictions file on, its numbers are read by numba (io.float_text) even where its kernels are not
+# loaded yet: 24 MB of 1.2 million scores take 0.43 s in numpy, 0.03 s in numba, whose start costs about a second
+KERNEL_BYTES = 64 << 20
+
+
+def _common_scores(raw: bytes) -> np.ndarray | None:
+    """The scores when every line is one number (the common case; else None: the line-by-line reader names the first
+    bad line): by numba's reader (io.float_text.read_scores) where its kernels are loaded already (a large data file
+    read them) or the file is large, else by numpy's (_plain_scores): the same values to the bit
+    (tests/test_twins.py)."""
+    from svmstruct.compute import paths
+
+    if any(paths.compiled(len(raw), KERNEL_BYTES, module) for module in ("svmstruct.io.float_text",
+                                                                        "svmstruct.io.svmlight_parser")):
+        from svmstruct.io import float_text
+
+        return float_text.read_scores(raw)
+    return _plain_scores(raw)
 
 
 def _plain_scores(raw: bytes, piece: int = 1 << 22) -> np.ndarray | None:

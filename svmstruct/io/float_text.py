@@ -374,3 +374,57 @@ def read_id_value_lines(rows: list) -> tuple | None:
         return None
     ids, values, bad, _ = read_id_value_block(np.frombuffer(text.encode("ascii"), dtype=np.uint8), len(rows))
     return None if bad >= 0 else (ids, values)
+
+
+@njit(cache=True)
+def _score_lines(buf, values, slow_at):
+    """Parse buf as lines of one number each, `[ \t]* NUMBER [ \t]* \r?` ended by a newline (the last one may end
+    with the buffer), into values (sized for every line): the exact doubles this module reads, slow_at[3k:3k + 3]
+    the line and the bounds of the k-th value left to float(). Returns (lines, values left to float()), or (-1, 0)
+    when a line has another form (the caller's line-by-line reader says which)."""
+    n = buf.shape[0]
+    start = 0
+    line = 0
+    slow = 0
+    while start < n:
+        end = start
+        while end < n and buf[end] != 10:
+            end += 1
+        stop = end - 1 if end > start and buf[end - 1] == 13 else end  # a \r before the newline
+        p = start
+        while p < stop and (buf[p] == 32 or buf[p] == 9):
+            p += 1
+        q = p
+        while q < stop and buf[q] != 32 and buf[q] != 9:
+            q += 1
+        rest = q
+        while rest < stop and (buf[rest] == 32 or buf[rest] == 9):
+            rest += 1
+        if p == q or rest != stop or not is_decimal(buf, p, q):
+            return -1, 0
+        ok, values[line] = fast_float(buf, p, q)
+        if not ok:
+            ok, values[line] = _long_decimal(buf, p, q)
+        if not ok:
+            slow_at[3 * slow] = line
+            slow_at[3 * slow + 1] = p
+            slow_at[3 * slow + 2] = q
+            slow += 1
+        line += 1
+        start = end + 1
+    return line, slow
+
+
+def read_scores(raw: bytes) -> np.ndarray | None:
+    """The numbers of RAW, one a line as svm_light writes them (blanks around, \r\n or \n), read exactly as float()
+    reads them; None when a line has another form."""
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    count = int(np.count_nonzero(buf == 10)) + (1 if len(buf) and buf[-1] != 10 else 0)
+    values = np.empty(count)
+    slow_at = np.empty(3 * count, dtype=np.int64)
+    lines, slow = _score_lines(buf, values, slow_at)
+    if lines < 0:
+        return None
+    for line, start, stop in slow_at[:3 * slow].reshape(-1, 3).tolist():
+        values[line] = float(raw[start:stop])
+    return values
