@@ -17,7 +17,7 @@ from conftest import ROOT, invoke, invoke_here
 
 pytest.importorskip("distributed")
 
-from svmstruct.train import distributed  # noqa: E402
+from svmstruct.train import address, distributed  # noqa: E402
 
 RANKING = ROOT / "data" / "mq2008-small" / "train.txt"
 DIV = ROOT / "data" / "div" / "small"
@@ -316,7 +316,7 @@ def test_a_port_that_is_not_a_dask_scheduler_is_one_line_within_the_timeout(shar
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT", 3.0)
+    monkeypatch.setattr(address, "CONNECT_TIMEOUT", 3.0)
     started = time.monotonic()
     try:
         run = invoke_here("learn", "-l", "pairs", "--scheduler", f"tcp://127.0.0.1:{server.server_address[1]}",
@@ -346,7 +346,7 @@ def test_a_port_that_answers_another_protocol_is_said_so(shards, tmp_path, monke
             peer.sendall(b"HTTP/1.0 400 Bad Request\r\nContent-Type: text/html\r\n\r\n<html>bad</html>\r\n" * 4)
 
     threading.Thread(target=answer, daemon=True).start()
-    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT", 3.0)
+    monkeypatch.setattr(address, "CONNECT_TIMEOUT", 3.0)
     try:
         run = invoke_here("learn", "-l", "pairs", "--scheduler", f"tcp://127.0.0.1:{listener.getsockname()[1]}",
                           *shards["ranking"], tmp_path / "m")
