@@ -411,7 +411,7 @@ class Sequences(Sequence):
 
     @classmethod
     def of(cls, examples: Sequence) -> Sequences:
-        """EXAMPLES as Sequences (stacked once when they are a list of (x, y))."""
+        """EXAMPLES as Sequences (stacked once when they are a list of (x, y); y None: tags 0, for predictions)."""
         import scipy.sparse as sp
 
         if isinstance(examples, Sequences):
@@ -421,7 +421,8 @@ class Sequences(Sequence):
         X = sp.vstack([sp.csr_matrix((x.data, x.indices, x.indptr), shape=(x.shape[0], width)) for x in rows],
                       format="csr") if rows else sp.csr_matrix((0, 0))
         bounds = np.concatenate([[0], np.cumsum([x.shape[0] for x in rows])]).astype(np.int64)
-        tags = np.concatenate([np.asarray(y, dtype=np.int64).ravel() for _, y in examples]) if rows else np.zeros(0)
+        tags = np.concatenate([np.zeros(x.shape[0], dtype=np.int64) if y is None else np.asarray(y, dtype=np.int64)
+                               .ravel() for x, (_, y) in zip(rows, examples)]) if rows else np.zeros(0)
         return cls(X, bounds, tags.astype(np.int64))
 
     @classmethod

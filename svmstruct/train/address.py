@@ -17,8 +17,6 @@ class DistributedError(SvmStructError):
     exit_code = 5
 
 
-
-
 def scheduler_address(text: str) -> tuple[str, int]:
     """(host, port) of a scheduler address `tcp://HOST:PORT` or `HOST:PORT` (UsageError otherwise: another
     protocol, tls:// without the security settings it needs, no host, no port or a port out of range)."""
