@@ -246,3 +246,31 @@ def test_training_with_the_kept_taggings_is_certified_as_without_and_calls_the_o
     assert kept.dual <= optimum_high + 1e-9 and kept.primal >= optimum_low - 1e-9
     assert kept.primal - kept.dual <= C * eps * (1 + 1e-6)
     assert kept_calls < plain_calls
+
+
+def test_a_run_resumed_from_its_checkpoint_keeps_the_taggings_and_ends_as_the_whole_run(tmp_path):
+    """The checkpoint saves the taggings the oracle gave (cached_cut's), so a resumed run takes the same steps as one
+    that never stopped: the same iterations and weights. A checkpoint whose kept taggings name a tag that does not
+    exist is refused in one line."""
+    import svmstruct
+
+    train = tmp_path / "train.hmm"
+    write_sequences(train, sequences(np.random.default_rng(11), 60, K=4, D=5))
+    common = ["--problem", "hmm", "--t", "2", "-c", "10", "-e", "0.05", "-v", "0"]
+    assert invoke_here("learn", *common, train, tmp_path / "whole").returncode == 0
+    stopped = invoke_here("learn", *common, "-#", "4", "--checkpoint", tmp_path / "ck", train, tmp_path / "part")
+    assert stopped.returncode == 0 and (tmp_path / "ck").exists(), stopped.stderr
+    with np.load(tmp_path / "ck") as saved:
+        arrays = dict(saved)
+    assert len(arrays["kept"]) > 0
+    arrays["kept"][0] = 99  # a tag of none of the 4
+    with open(tmp_path / "damaged", "wb") as f:
+        np.savez(f, **arrays)
+    refused = invoke_here("learn", *common, "--checkpoint", tmp_path / "damaged", "--resume", train, tmp_path / "m")
+    assert refused.returncode != 0 and "kept taggings" in refused.stderr and not (tmp_path / "m").exists()
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    resumed = invoke_here("learn", *common, "--checkpoint", tmp_path / "ck", "--resume", train, tmp_path / "done")
+    assert resumed.returncode == 0, resumed.stderr
+    done, whole = (svmstruct.load_model(str(tmp_path / name)) for name in ("done", "whole"))
+    assert done.header["iterations"] == whole.header["iterations"] and int(whole.header["iterations"]) > 4
+    assert np.abs(done.w - whole.w).max() <= 1e-9 * np.abs(whole.w).max()

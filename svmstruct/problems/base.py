@@ -153,6 +153,13 @@ class StructuredProblem:
         calls while they are violated. By default none are kept."""
         return None
 
+    def kept_state(self, examples: Sequence) -> np.ndarray | None:
+        """The outputs cached_cut keeps, as one numeric array (a checkpoint saves it), or None."""
+        return None
+
+    def restore_kept(self, examples: Sequence, state: np.ndarray) -> None:
+        """Keep the outputs of kept_state's STATE (a checkpoint's: InputError when it does not fit the examples)."""
+
     def format(self, y) -> str:
         """A prediction as classify writes it (one line)."""
         return str(y)
@@ -247,10 +254,17 @@ def training_problem(problem: StructuredProblem, examples: Sequence, rescaling: 
     def cached(w: np.ndarray) -> tuple | None:
         return problem.cached_cut(examples, w, rescaling)
 
+    def kept_state() -> np.ndarray | None:
+        return problem.kept_state(examples)
+
+    def restore_kept(state: np.ndarray) -> None:
+        problem.restore_kept(examples, state)
+
     keeps = type(problem).cached_cut is not StructuredProblem.cached_cut
     return TrainingProblem(Identity(dim), len(examples), most_violated,
                            info={"examples": len(examples), "dimension": dim}, search_calls=SEARCH_CALLS,
-                           cached=cached if keeps else None)
+                           cached=cached if keeps else None, kept_state=kept_state if keeps else None,
+                           restore_kept=restore_kept if keeps else None)
 
 
 def by_example(X) -> list:

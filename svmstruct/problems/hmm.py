@@ -274,6 +274,13 @@ class HMM(StructuredProblem):
         ybar = self._kept.most_violated(lambda tags: self._tagging_values(X, bounds, truth, tags, w))
         return self._cut_of(X, bounds, truth, ybar)
 
+    def kept_state(self, examples: Sequence) -> np.ndarray | None:
+        return self._kept.state() if self._kept.holds(examples) else None
+
+    def restore_kept(self, examples: Sequence, state: np.ndarray) -> None:
+        _, bounds, truth = self._stacked(examples)
+        self._kept.restore(examples, bounds, truth, state, self.K)
+
     def _tagging_values(self, X, bounds: np.ndarray, truth: np.ndarray, tags: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Per token, its share of Delta(truth, tags) + w.Psi(x, tags) (-l 0: a wrong sequence's 1 on its first
         token), 0-based tags of the stacked tokens."""
@@ -484,6 +491,25 @@ class KeptTaggings:
         tokens = np.flatnonzero(new[self.sequence])
         self.rows[self.oldest[self.sequence[tokens]], tokens] = ybar[tokens]
         self.oldest[new] = (self.oldest[new] + 1) % self.KEPT
+
+    def state(self) -> np.ndarray:
+        """The rows and each sequence's oldest row, as one array (restore's)."""
+        return np.concatenate([self.rows.ravel(), self.oldest])
+
+    def restore(self, examples, bounds: np.ndarray, truth: np.ndarray, state: np.ndarray, tags: int) -> None:
+        """The rows of STATE (state's), checked against the sequences: InputError when it is another data's or holds a
+        tag outside 0..tags - 1 or a row number outside 0..KEPT - 1 (a damaged checkpoint)."""
+        count, tokens = len(bounds) - 1, len(truth)
+        state = np.asarray(state)
+        if state.shape != (self.KEPT * tokens + count,) or state.dtype.kind not in "iu":
+            raise InputError("the checkpoint's kept taggings do not fit this data: start without --resume")
+        rows, oldest = state[:self.KEPT * tokens].reshape(self.KEPT, tokens), state[self.KEPT * tokens:]
+        if rows.size and not (rows.min() >= 0 and rows.max() < tags) or count and not (
+                oldest.min() >= 0 and oldest.max() < self.KEPT):
+            raise InputError("the checkpoint is damaged (its kept taggings name tags or rows that do not exist): start "
+                             "without --resume")
+        self.remember(examples, bounds, truth, truth)  # the sequences' layout
+        self.rows, self.oldest = rows.astype(np.int64), oldest.astype(np.int64)
 
     def most_violated(self, token_values) -> np.ndarray:
         """The tagging made of each sequence's kept row (or true tagging) of the largest sum of token_values(tags)

@@ -311,6 +311,13 @@ class DistributedEvaluator:
         parts = self.cluster.call("cached_cut", w)
         return None if any(part is None for part in parts) else self._sum(parts)
 
+    def kept(self):
+        """None: each shard keeps its own outputs, in memory (a run resumed on a cluster starts without them)."""
+        return None
+
+    def restore_kept(self, state) -> None:
+        pass
+
     @staticmethod
     def _sum(parts) -> tuple:
         a, delta = None, 0.0

@@ -127,6 +127,15 @@ class LocalEvaluator:
             dcoef = dcoef + self.shift
         return products.rmatvec(self.problem.X, dcoef), float(delta)
 
+    def kept(self) -> np.ndarray | None:
+        """The outputs the problem kept from the oracle's answers, one array (TrainingProblem.kept_state), or None."""
+        return self.problem.kept_state() if self.problem.kept_state is not None else None
+
+    def restore_kept(self, state: np.ndarray) -> None:
+        """Give the problem back the outputs kept (a checkpoint's: checked by the problem)."""
+        if self.problem.restore_kept is not None:
+            self.problem.restore_kept(state)
+
     def reimpute(self) -> np.ndarray | None:
         """Re-impute the latent target at w_b (problem.latent_target): X'(new shift - old shift), or None
         when the imputation is unchanged. Every kept answer is dropped (it holds the old target)."""

@@ -158,6 +158,7 @@ def optimise(evaluator, outline: Outline, C: float, epsilon: float, max_iteratio
             status = "stalled"
             break
         s.cuts = _next_cuts(evaluator, step, line_search, outline.cached)
+        s.kept = evaluator.kept() if outline.cached and callbacks else None
         for callback in callbacks:
             callback.resumable(s, time.perf_counter() - clock)
         if s.iteration >= max_iterations:
@@ -189,6 +190,8 @@ def _started(evaluator, outline: Outline, C: float, eps: float, start: LoopState
     evaluator.restore(start.w_best, start.w_t, start.w_imputed)
     if start.resumed:
         _check_same_data(evaluator, outline.n, start.value_best, start.value_t)
+    if start.kept is not None:  # after the check: its oracle calls gave answers the state kept already
+        evaluator.restore_kept(start.kept)
     return start
 
 

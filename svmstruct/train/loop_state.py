@@ -170,8 +170,8 @@ def working_set(dim: int, capacity: int = 64) -> WorkingSet:
 FIELDS = {"n": "", "dim": "", "C": "", "epsilon": "", "A": "m,d", "b": "m", "idle": "m", "alpha": "m",
           "dual": "", "w_best": "d", "w_t": "d", "w_imputed": "d", "value_best": "", "value_t": "",
           "value_zero": "", "primal": "", "cuts": "*", "iteration": "", "added": "", "stalled": "", "outer": "",
-          "outer_primal": "", "seconds": ""}
-OPTIONAL = ("w_imputed",)  # None in the state: absent from the arrays
+          "outer_primal": "", "seconds": "", "kept": "*"}
+OPTIONAL = ("w_imputed", "kept")  # None in the state: absent from the arrays
 
 
 @dataclass
@@ -198,6 +198,7 @@ class LoopState:
     outer_primal: float = np.inf  # the objective at the last re-imputation
     seconds: float = 0.0  # training time before this process (a resumed run)
     resumed: bool = False  # restored from a checkpoint: the data must be checked against it
+    kept: np.ndarray | None = None  # the outputs a problem keeps from its oracle's answers (TrainingProblem.kept_state)
 
     @classmethod
     def at_zero(cls, n: int, dim: int, C: float, epsilon: float, value_zero: float) -> LoopState:
@@ -214,7 +215,7 @@ class LoopState:
                     w_imputed=self.w_imputed, value_best=self.value_best, value_t=self.value_t,
                     value_zero=self.value_zero, primal=self.primal, cuts=np.asarray(self.cuts, dtype=float),
                     iteration=self.iteration, added=self.added, stalled=self.stalled, outer=self.outer,
-                    outer_primal=self.outer_primal, seconds=seconds)
+                    outer_primal=self.outer_primal, seconds=seconds, kept=self.kept)
 
     @classmethod
     def from_arrays(cls, arrays: dict, n: int, dim: int, C: float, epsilon: float) -> LoopState:
@@ -234,4 +235,4 @@ class LoopState:
                    w_imputed=arrays["w_imputed"], cuts=[float(step) for step in arrays["cuts"]],
                    iteration=int(arrays["iteration"]), added=int(arrays["added"]), stalled=int(arrays["stalled"]),
                    outer=int(arrays["outer"]), outer_primal=float(arrays["outer_primal"]),
-                   seconds=float(arrays["seconds"]), resumed=True)
+                   seconds=float(arrays["seconds"]), resumed=True, kept=arrays.get("kept"))

@@ -61,6 +61,9 @@ class TrainingProblem:
     # cached(scores) -> (dcoef, delta_sum) | None: the joint output made of each example's most violated output at
     # the scores among those the oracle gave before (a problem's kept outputs, svm_struct's constraint cache)
     cached: Callable[[np.ndarray], tuple[np.ndarray, float] | None] | None = None
+    # the kept outputs as one array for a checkpoint, and given back from one (checked: InputError), where cached is
+    kept_state: Callable[[], np.ndarray | None] | None = None
+    restore_kept: Callable[[np.ndarray], None] | None = None
 
     @property
     def examples_in_data(self) -> int:
