@@ -14,12 +14,14 @@ KERNEL_NNZ = 2_000_000  # matvec: numba's kernels from this many values (make be
 
 
 def matvec(X, w: np.ndarray) -> np.ndarray:
-    """X @ w for a CSR matrix, a dense array or the Identity X (w itself, not a copy); below KERNEL_NNZ values and
-    without numba loaded (compute.paths), by _matvec_twin, to the same bits."""
+    """X @ w for a CSR matrix, a dense array or the Identity X (w itself, not a copy); below KERNEL_NNZ values, in a
+    process where numba runs no kernel yet (compute.paths: a small classify, a small learn -l pairs), by
+    _matvec_twin, to the same bits (training calls it every iteration: where an oracle's kernel runs, the product's
+    kernel costs milliseconds to load and the twin 60 ms a call on Reuters' corn)."""
     w = np.ascontiguousarray(w, dtype=np.float64)
     if isinstance(X, Identity):
         return w
-    if not paths.compiled(_nnz(X), KERNEL_NNZ, "svmstruct.compute.matvec"):
+    if not paths.compiled(_nnz(X), KERNEL_NNZ, "svmstruct.compute.matvec", repeated=True):
         return _matvec_twin(X, w)
     from svmstruct.compute import matvec as kernels
 
@@ -60,7 +62,7 @@ def rmatvec(X, coef: np.ndarray) -> np.ndarray:
     coef = np.ascontiguousarray(coef, dtype=np.float64)
     if isinstance(X, Identity):
         return coef
-    if not paths.compiled(_nnz(X), KERNEL_NNZ, "svmstruct.compute.matvec"):
+    if not paths.compiled(_nnz(X), KERNEL_NNZ, "svmstruct.compute.matvec", repeated=True):
         return _rmatvec_twin(X, coef)
     from svmstruct.compute import matvec as kernels
 
