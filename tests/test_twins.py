@@ -325,10 +325,10 @@ def test_the_predictions_reader_and_its_twin_agree(tmp_path_factory, way, lines,
 
 
 def test_the_training_loops_products_take_the_kernel_once_numba_runs_kernels():
-    """X @ w and X' c are called every iteration: in a process where numba runs kernels already (an oracle's), a
-    small product loads its kernel (milliseconds) rather than take the twin (Reuters corn errorrate: 11 s of
-    training against 3 s); where numba runs none yet (a small classify or learn -l pairs), the twin, without
-    numba."""
+    """X @ w, X' c and svm_rank's pairs oracle are called every iteration: in a process where numba runs kernels
+    already (an oracle's), a small one loads its kernel (milliseconds) rather than take the twin (Reuters corn
+    errorrate: 11 s of training against 3 s); where numba runs none yet (a small classify or learn -l pairs), the
+    twin, without numba."""
     import subprocess
     import sys
 
@@ -341,8 +341,11 @@ def test_the_training_loops_products_take_the_kernel_once_numba_runs_kernels():
              "                                      np.zeros(1, dtype=np.int64), np.empty(1))\n"
              "X = sp.random(50, 20, 0.3, format='csr', random_state=0)\n"
              "products.matvec(X, np.ones(20)); products.rmatvec(X, np.ones(50))\n"
-             "print('svmstruct.compute.matvec' in sys.modules, 'numba' in sys.modules)\n")
+             "from svmstruct.losses import rank\n"
+             "rank._pairs_oracle(np.array([1.0, 0.0, 2.0]), np.array([0, 3]), False)\n"
+             "print('svmstruct.compute.matvec' in sys.modules, 'svmstruct.losses.rank_oracles' in sys.modules,\n"
+             "      'numba' in sys.modules)\n")
     env = {k: v for k, v in __import__("os").environ.items() if k != "SVMSTRUCT_PATH"}
     outputs = [subprocess.run([sys.executable, "-c", probe, state], capture_output=True, text=True, env=env,
                               check=True).stdout.split() for state in ("running", "idle")]
-    assert outputs == [["True", "True"], ["False", "False"]]
+    assert outputs == [["True", "True", "True"], ["False", "False", "False"]]

@@ -38,7 +38,11 @@ def _pairs_builder(per_query_average: bool):
     return build
 
 
-TWIN_PAIRS = 4_000_000  # below this many document pairs in all (sum of n_q^2) the oracle is _pairs_twin's
+# below this many document pairs in all (sum of n_q^2) the oracle is _pairs_twin's, unless numba runs kernels already.
+# Training calls it every iteration (~300 times with OCAS's line search on MQ2008): the twin costs ~24 ns a pair a call,
+# the kernel ~3 ns after numba's start (~1 s): the twin's whole process is faster on MQ2008's S1 (138,000 pairs), the
+# kernel's on S1-S3 (466,000: 3.6 s of training by the twin, 0.4 s by the kernel; make bench-engine)
+TWIN_PAIRS = 200_000
 
 
 def _pairs_oracle(y: np.ndarray, qptr: np.ndarray, per_query_average: bool):
@@ -46,7 +50,7 @@ def _pairs_oracle(y: np.ndarray, qptr: np.ndarray, per_query_average: bool):
     (compute.paths)."""
     from svmstruct.compute import paths
 
-    if not paths.compiled(int(np.sum(np.diff(qptr) ** 2)), TWIN_PAIRS, "svmstruct.losses.rank_oracles"):
+    if not paths.compiled(int(np.sum(np.diff(qptr) ** 2)), TWIN_PAIRS, "svmstruct.losses.rank_oracles", repeated=True):
         return _pairs_twin(y, qptr, per_query_average)
     from svmstruct.losses import rank_oracles
 
