@@ -26,7 +26,7 @@ def median_ms(fn, C, budget=0.5, min_reps=5, max_reps=200):
 def dorm_matrix(rng, n):
     labels = rng.integers(0, 3, size=n).astype(float)
     g = rng.normal(size=n)
-    a, b = dorm.measure_vectors("ndcg@k", labels, 10, 5.0, 0.0, 0.0)
+    a, b = dorm.measure_vectors("ndcg@k", labels, {"k": 10})
     c = dorm.position_weights("pow:0.5", n)
     return np.outer(g, c) - np.outer(b, a)
 

@@ -93,7 +93,7 @@ def positional_solvers(sizes):
         for grades in (3, 5):
             labels = rng.integers(0, grades, size=n).astype(float)
             g = rng.normal(size=n)
-            a, b = dorm.measure_vectors("ndcg@k", labels, 10, 5.0, 0.0, 0.0)
+            a, b = dorm.measure_vectors("ndcg@k", labels, {"k": 10})
             c = dorm.position_weights("pow:0.5", n)
             lsa = per_call(dorm_oracles.assignment_oracle, g, a, b, c)
             fast = per_call(dorm_oracles.truncated_oracle, g, a, b, b, c, 10)

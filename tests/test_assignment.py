@@ -135,8 +135,8 @@ def test_assignment_positions_equal_the_scipy_oracle():
     for trial in range(240):
         l = int(rng.integers(1, 8)) if trial % 2 else int(rng.integers(8, MAX_N + 1))
         labels, g = random_query(rng, l)
-        a, b = dorm.measure_vectors(losses[trial % 6], labels, int(rng.choice([1, 3, 10])),
-                                    alpha=3.0, neutral=0.0, threshold=0.0)
+        a, b = dorm.measure_vectors(losses[trial % 6], labels, {"k": int(rng.choice([1, 3, 10])),
+                                                                  "eru_alpha": 3.0})
         c = dorm.position_weights(["pow:0.5", "log", "pow:2"][trial % 3], l)
         pos = assignment_positions(g, a, b, c)
         check_permutation(pos, l)

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from svmstruct import api, model, registry, training
-from svmstruct.dataset import arrays
+from svmstruct.dataset import arrays, ranking
 from svmstruct.errors import InputError
+from svmstruct.evaluation import listwise as listwise_measures
 from svmstruct.evaluation import measures
 from svmstruct.io import data
 from svmstruct.losses import dorm
@@ -23,11 +24,35 @@ def test_ndcg_vectors_reproduce_the_measure():
         if labels.max() == 0:
             continue
         scores = rng.normal(size=len(labels))
-        a, b = dorm.measure_vectors("ndcg@k", labels, 10, 5.0, 0.0, 0.0)
+        a, b = dorm.measure_vectors("ndcg@k", labels, {"k": 10})
         pos = np.argsort(np.argsort(-scores, kind="mergesort"), kind="mergesort")
         expected = measures.per_query(measures.lookup("ndcg@10"), labels, scores, np.array([0, len(labels)]),
                                       [f"d{i}" for i in range(len(labels))])[0]
         assert float(a[pos] @ b) == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("measure", [m for m in listwise_measures.MEASURES if m.loss is not None],
+                         ids=lambda m: m.name)
+def test_every_listwise_loss_is_its_eval_measure(measure):
+    """One definition: for every listwise measure that names a DORM loss, <a(pi), b> of the loss's vectors is eval's
+    value of the measure the loss selects C by (at the options' default and example values, ties included)."""
+    rng = np.random.default_rng(1)
+    loss, _ = api.resolve_loss(measure.loss.name)
+    variants = [{}] + [{o.name: v} for o in loss.options if o.name in ("k", "rel_threshold", "eru_alpha",
+                                                                        "eru_neutral") for v in o.examples]
+    for trial in range(60):
+        labels = rng.integers(0, 4, size=int(rng.integers(1, 25))).astype(float)
+        scores = rng.integers(0, 5, size=len(labels)).astype(float)
+        _, opts = api.resolve_loss(measure.loss.name, variants[trial % len(variants)])
+        a, b = dorm.measure_vectors(measure.loss.name, labels, opts)
+        docids = [f"d{i}" for i in range(len(labels))]
+        order = ranking.trec_order(scores, docids)
+        pos = np.empty(len(labels), dtype=np.int64)
+        pos[order] = np.arange(len(labels))
+        named = measure.printed_name(dorm.settings(measure, opts))
+        expected = measures.per_query(measures.lookup(named), labels, scores, np.array([0, len(labels)]), docids,
+                                      opts.get("rel_threshold") or 0.0)[0]
+        assert float(a[pos] @ b) == pytest.approx(expected, abs=1e-12), (named, labels, scores)
 
 
 def test_position_weights_decrease_and_bad_specs_are_errors():
@@ -40,8 +65,8 @@ def test_position_weights_decrease_and_bad_specs_are_errors():
 
 
 def test_mwta_cutoff_follows_the_paper():
-    assert dorm.mwta_cutoff(np.array([2.0, 1.0, 0.0, 0.0])) == 3
-    assert dorm.mwta_cutoff(np.array([0.0, 1.0, 1.0, 1.0, 1.0, 0.0])) == 5  # four 1s, then one 0
+    assert listwise_measures.mwta_cutoff(np.array([2.0, 1.0, 0.0, 0.0])) == 3
+    assert listwise_measures.mwta_cutoff(np.array([0.0, 1.0, 1.0, 1.0, 1.0, 0.0])) == 5  # four 1s, then one 0
 
 
 @pytest.mark.parametrize("name", ["ndcg@10", "wta", "mrr", "precision@5", "mwta", "eru", "dcg@10"])
@@ -233,9 +258,9 @@ def test_the_measure_maps_learn_on_long_lists(name, tmp_path):
 
 
 def test_precision_pairs_are_the_labels_pairs():
-    """precision@k's pairwise maps count the pairs of different label (dorm.LABEL_PAIRS): a feature that tells
-    grade 2 from grade 1 (and is 0 on the non-relevant documents) gets weight and ranks grade 2 first; the
-    relevant-or-not pairs alone would give it none (its sum over those pairs is 0)."""
+    """precision@k's pairwise maps count the pairs of different label (its loss's label_pairs, evaluation/listwise.py):
+    a feature that tells grade 2 from grade 1 (and is 0 on the non-relevant documents) gets weight and ranks grade 2
+    first; the relevant-or-not pairs alone would give it none (its sum over those pairs is 0)."""
     rng = np.random.default_rng(3)
     labels = np.tile([2.0, 2, 1, 1, 0, 0, 0, 0], 12)
     grade_feature = np.select([labels == 2, labels == 1], [1.0, -1.0], 0.0)
@@ -258,7 +283,7 @@ def test_pairwise_mixes_svm_ranks_pairs_into_the_listwise_bound():
     train_set = data.read_svmlight(str(SMALL / "train.txt"))
     listwise = dorm.LOSSES[[loss.name for loss in dorm.LOSSES].index("ndcg@k")]
     loss, opts = api.resolve_loss("ndcg@10")
-    assert opts["pairwise"] == dorm.PAIRWISE_DEFAULTS["ndcg@k"] and loss is registry.REGISTRY["ndcg@k"]
+    assert opts["pairwise"] == listwise_measures.NDCG.loss.pairwise and loss is registry.REGISTRY["ndcg@k"]
     pairs_loss, pairs_opts = api.resolve_loss("pairs")
     pairs = pairs_loss.build(train_set, pairs_opts)
     m = pairs.info["pairs"] / pairs.info["queries"]

@@ -26,7 +26,7 @@ def test_truncated_oracle_equals_the_assignment_on_1000_random_queries():
         labels, g = random_query(rng, l, grades=int(rng.integers(2, 6)), ties=trial % 3 == 0)
         loss_name = ["ndcg@k", "precision@k", "wta", "mwta", "dcg@k"][trial % 5]
         k = int(rng.choice([1, 3, 5, 10]))
-        a, b = dorm.measure_vectors(loss_name, labels, k, alpha=3.0, neutral=0.0, threshold=0.0)
+        a, b = dorm.measure_vectors(loss_name, labels, {"k": k, "eru_alpha": 3.0})
         c = dorm.position_weights(["pow:0.5", "log", "pow:2"][trial % 3], l)
         fast = dorm_oracles.truncated_oracle(g, a, b, b, c, dorm.cutoff(a))
         exact = dorm_oracles.assignment_oracle(g, a, b, c)
@@ -60,8 +60,7 @@ def test_the_measure_map_sort_equals_the_assignment_with_c_equal_to_a():
         l = int(rng.integers(2, 80))
         labels, g = random_query(rng, l, grades=int(rng.integers(2, 6)), ties=trial % 3 == 0)
         loss_name = ["ndcg@k", "precision@k", "wta", "mwta", "dcg@k", "eru"][trial % 6]
-        a, b = dorm.measure_vectors(loss_name, labels, int(rng.choice([1, 3, 10])), alpha=3.0, neutral=0.0,
-                                    threshold=0.0)
+        a, b = dorm.measure_vectors(loss_name, labels, {"k": int(rng.choice([1, 3, 10])), "eru_alpha": 3.0})
         c, plan = dorm.query_map(loss_name, dorm.MEASURE_MAP, a, b)
         assert plan == dorm_oracles.SORT_PLAN and np.array_equal(c, a)
         pos = dorm_oracles.sort_positions(g, b)

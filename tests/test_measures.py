@@ -102,6 +102,35 @@ def test_at_names_equal_loops_and_sklearn(seed):
     assert got == pytest.approx(ap_loop(labels, scores), abs=1e-12)
 
 
+def eru_loop(labels, scores, alpha, neutral):
+    """ERU from Breese et al. (1998) as Le & Smola eq. 16 states it: sum over ranks j of max(v_j - d, 0) /
+    2^((j - 1)/(alpha - 1)), over the same for the labels sorted down; ties by input order."""
+    def utility(values):
+        return sum(max(v - neutral, 0.0) / 2 ** ((j - 1) / (alpha - 1)) for j, v in enumerate(values, 1))
+
+    best = utility(sorted(labels, reverse=True))
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    return utility([labels[i] for i in order]) / best if best > 0 else 0.0
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_eru_and_wta_equal_loops_from_the_paper(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 30))
+    labels = rng.integers(0, 4, size=n).astype(float)
+    scores = rng.normal(size=n)
+    docids = [f"d{i}" for i in range(n)]
+    qptr = np.array([0, n])
+    for name, alpha, neutral in (("eru", 5.0, 0.0), ("eru:3:1", 3.0, 1.0), ("eru:1.5:0.5", 1.5, 0.5)):
+        got = measures.per_query(measures.lookup(name), labels, scores, qptr, docids)[0]
+        assert got == pytest.approx(eru_loop(labels, scores, alpha, neutral), abs=1e-12), name
+    wta = measures.per_query(measures.lookup("wta"), labels, scores, qptr, docids)[0]
+    assert wta == float(labels[int(np.argmax(scores))] == labels.max())
+    for bad in ("eru:1:0", "eru:x:0", "eru:3"):
+        with pytest.raises(KeyError):
+            measures.lookup(bad)
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_file_measures_equal_sklearn(seed):
     from sklearn import metrics
@@ -192,7 +221,7 @@ def test_the_ranking_of_the_whole_file_is_every_querys_trec_order():
 
 
 BATCHED = ["map", "recip_rank", "mrr", "ndcg", "wta", "P_1", "P_3", "p@2", "recall_1", "recall_4", "ndcg_cut_1",
-           "ndcg_cut_3", "ndcg@2", "ndcg@10", "dcg@3"]
+           "ndcg_cut_3", "ndcg@2", "ndcg@10", "dcg@3", "eru", "eru:3:1", "mwta"]
 
 
 def _labels(kind: str, n: int, rng) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""The per-query measures of many queries at once: numpy twins of svmstruct.evaluation.measures' per-query functions.
+"""The per-query measures of many queries at once: numpy twins of svmstruct.evaluation.measures' per-query functions,
+and the sums the listwise measures' batches are made of (evaluation/listwise.py).
 
 Each takes (ranked, labels, qptr, t): the labels of every query's rows in ranked order and in file order, one
 query after another (query q is rows qptr[q]:qptr[q + 1], qptr[0] = 0, no query empty), and the relevance
@@ -29,7 +30,7 @@ def exp_gains(labels: np.ndarray, shift) -> np.ndarray:
     return gains if np.all(shift == 1.0) else gains * shift
 
 
-def _positions(qptr: np.ndarray) -> np.ndarray:
+def positions(qptr: np.ndarray) -> np.ndarray:
     """Every row's 0-based rank within its query."""
     sizes = np.diff(qptr)
     return np.arange(qptr[-1]) - np.repeat(qptr[:-1], sizes)
@@ -39,7 +40,7 @@ def _count(flags: np.ndarray, qptr: np.ndarray) -> np.ndarray:
     return np.add.reduceat(flags, qptr[:-1], dtype=np.int64)
 
 
-def _sums(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+def sums(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """The sums of consecutive runs of `values` of the given sizes, each 0.0 + its first value + its second ...
     (measures.sequential_sum): term j of every run at once, longest runs first, while many runs are that long;
     the few longer ones finish one by one."""
@@ -67,22 +68,16 @@ def _top(qptr: np.ndarray, k) -> tuple[np.ndarray, np.ndarray]:
     sizes = np.diff(qptr)
     if k is None:
         return np.ones(int(qptr[-1]), dtype=bool), sizes
-    return _positions(qptr) < k, np.minimum(sizes, k)
+    return positions(qptr) < k, np.minimum(sizes, k)
 
 
-def _dcg(gains: np.ndarray, qptr: np.ndarray, k) -> np.ndarray:
-    """measures._dcg of every query's first k gains (all with k None): gain / log2(rank + 1)."""
-    top, counts = _top(qptr, k)
-    return _sums(gains[top] / np.log2(_positions(qptr)[top] + 2.0), counts)
-
-
-def _sorted_down(labels: np.ndarray, qptr: np.ndarray) -> np.ndarray:
+def sorted_down(labels: np.ndarray, qptr: np.ndarray) -> np.ndarray:
     """Every query's labels, largest first."""
     query = np.repeat(np.arange(len(qptr) - 1), np.diff(qptr))
     return labels[np.lexsort((-labels, query))]
 
 
-def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator where the denominator is positive, else 0."""
     out = np.zeros(len(numerator))
     some = denominator > 0
@@ -94,57 +89,21 @@ def average_precision(ranked, labels, qptr, t):
     rel = ranked > t
     hits = np.cumsum(rel, dtype=np.int64)
     hits -= np.repeat(hits[qptr[:-1]] - rel[qptr[:-1]], np.diff(qptr))  # relevant rows so far, in the query
-    precisions = hits[rel] / (_positions(qptr)[rel] + 1)
-    return _ratio(_sums(precisions, _count(rel, qptr)), _count(labels > t, qptr).astype(float))
-
-
-def precision_at(k):
-    def p(ranked, labels, qptr, t):
-        top, _ = _top(qptr, k)
-        return _count((ranked > t) & top, qptr) / k
-
-    return p
+    precisions = hits[rel] / (positions(qptr)[rel] + 1)
+    return ratio(sums(precisions, _count(rel, qptr)), _count(labels > t, qptr).astype(float))
 
 
 def recall_at(k):
     def r(ranked, labels, qptr, t):
         top, _ = _top(qptr, k)
-        return _ratio(_count((ranked > t) & top, qptr).astype(float), _count(labels > t, qptr).astype(float))
+        return ratio(_count((ranked > t) & top, qptr).astype(float), _count(labels > t, qptr).astype(float))
 
     return r
 
 
 def reciprocal_rank(ranked, labels, qptr, t):
-    first = np.minimum.reduceat(np.where(ranked > t, _positions(qptr), _NONE), qptr[:-1])
+    first = np.minimum.reduceat(np.where(ranked > t, positions(qptr), _NONE), qptr[:-1])
     found = first != _NONE
     out = np.zeros(len(first))
     out[found] = 1.0 / (first[found] + 1)
     return out
-
-
-def trec_ndcg(k=None):
-    def ndcg(ranked, labels, qptr, t):
-        ideal = _dcg(_sorted_down(np.maximum(labels, 0.0), qptr), qptr, k)
-        return _ratio(_dcg(np.maximum(ranked, 0.0), qptr, k), ideal)
-
-    return ndcg
-
-
-def exp_dcg_at(k):
-    def dcg(ranked, labels, qptr, t):
-        return _dcg(2.0 ** ranked - 1.0, qptr, k)
-
-    return dcg
-
-
-def exp_ndcg_at(k):
-    def ndcg(ranked, labels, qptr, t):
-        shift = np.repeat(gain_shift(np.maximum.reduceat(labels, qptr[:-1])), np.diff(qptr))
-        return _ratio(_dcg(exp_gains(ranked, shift), qptr, k), _dcg(exp_gains(_sorted_down(labels, qptr), shift),
-                                                                     qptr, k))
-
-    return ndcg
-
-
-def winner_takes_all(ranked, labels, qptr, t):
-    return (ranked[qptr[:-1]] == np.maximum.reduceat(labels, qptr[:-1])).astype(float)

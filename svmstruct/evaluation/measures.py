@@ -14,6 +14,7 @@ measure_table gives a dataset's table of measures, per query and overall (trec_e
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -24,7 +25,7 @@ from svmstruct.dataset.documents import check_unique_docids
 from svmstruct.dataset.ranking import trec_ranking
 from svmstruct.errors import InputError
 from svmstruct.evaluation import batch_measures as batch
-from svmstruct.evaluation.batch_measures import exp_gains, gain_shift
+from svmstruct.evaluation import listwise
 from svmstruct.options import LARGEST_INTEGER
 
 # ---- query measures: f(labels in ranked order, all labels of the query, rel_threshold) -> value
@@ -45,13 +46,6 @@ def average_precision(ranked, labels, t):
     return sequential_sum(hits[rel] / (np.flatnonzero(rel) + 1)) / total
 
 
-def precision_at(k):
-    def p(ranked, labels, t):
-        return float(np.sum(ranked[:k] > t)) / k
-
-    return p
-
-
 def recall_at(k):
     def r(ranked, labels, t):
         total = int(np.sum(labels > t))
@@ -63,50 +57,6 @@ def recall_at(k):
 def reciprocal_rank(ranked, labels, t):
     hits = np.flatnonzero(ranked > t)
     return 1.0 / (hits[0] + 1) if len(hits) else 0.0
-
-
-def _dcg(gains: np.ndarray) -> float:
-    return sequential_sum(gains / np.log2(np.arange(2, len(gains) + 2)))
-
-
-def trec_ndcg(k=None):
-    """trec_eval's ndcg / ndcg_cut_k: gain = label (negative labels count 0), discount 1/log2(rank+1)."""
-
-    def ndcg(ranked, labels, t):
-        gains = np.maximum(ranked, 0.0)
-        ideal = np.sort(np.maximum(labels, 0.0))[::-1]
-        if k is not None:
-            gains, ideal = gains[:k], ideal[:k]
-        best = _dcg(ideal)
-        return _dcg(gains) / best if best > 0 else 0.0
-
-    return ndcg
-
-
-def exp_dcg_at(k):
-    """DCG@k with gain 2^label - 1 and discount 1/log2(1 + rank) (Jarvelin & Kekalainen; Le & Smola eq. 14)."""
-
-    def dcg(ranked, labels, t):
-        return _dcg(2.0 ** ranked[:k] - 1.0)
-
-    return dcg
-
-
-def exp_ndcg_at(k):
-    """NDCG@k = DCG@k / ideal DCG@k with gain 2^label - 1; a query whose labels are all 0 scores 0."""
-
-    def ndcg(ranked, labels, t):
-        shift = gain_shift(labels.max())
-        # a copy: numpy's power takes another path on a reversed view, which can differ in the last bit
-        best = _dcg(exp_gains(np.sort(labels)[::-1][:k].copy(), shift))
-        return _dcg(exp_gains(ranked[:k], shift)) / best if best > 0 else 0.0
-
-    return ndcg
-
-
-def winner_takes_all(ranked, labels, t):
-    """WTA (Le & Smola eq. 9): 1 if the top document has the query's highest label."""
-    return float(ranked[0] == labels.max())
 
 
 def pair_accuracy(ranked, labels, t):
@@ -126,18 +76,6 @@ def pair_accuracy(ranked, labels, t):
 
 
 TWIN_PAIRS = 4_000_000  # pair_accuracy: pairs of one query below which they are compared at once
-
-
-def expected_rank_utility(alpha=5.0, neutral=0.0):
-    """Normalised expected rank utility (Breese et al. 1998; Le & Smola eq. 16): sum_j 2^((1-j)/(alpha-1))
-    max(label_j - neutral, 0) over the same for the label-sorted order; 0 if no label exceeds neutral."""
-
-    def eru(ranked, labels, t):
-        a = 2.0 ** (-np.arange(len(ranked)) / (alpha - 1.0))
-        best = float(a @ np.maximum(np.sort(labels)[::-1] - neutral, 0.0))
-        return float(a @ np.maximum(ranked - neutral, 0.0)) / best if best > 0 else 0.0
-
-    return eru
 
 
 def expected_reciprocal_rank_at(k, max_grade=None):
@@ -239,23 +177,12 @@ class Measure:
     batch: Callable | None = None  # per-query: fn of many queries at once (batch_measures), if written
 
 
-LARGEST_GAIN_LABEL = 1023  # 2^label - 1 is a finite double up to this label
-
-
 _FILE = {"accuracy": accuracy, "error": error, "precision": precision, "recall": recall, "f1": fbeta(1.0),
          "prbep": prbep, "rocarea": rocarea, "avgprec": avgprec}
 _QUERY = {"map": (average_precision, batch.average_precision), "recip_rank": (reciprocal_rank, batch.reciprocal_rank),
-          "ndcg": (trec_ndcg(), batch.trec_ndcg()), "mrr": (reciprocal_rank, batch.reciprocal_rank),
-          "wta": (winner_takes_all, batch.winner_takes_all), "pairacc": (pair_accuracy, None),
-          "eru": (expected_rank_utility(), None)}
-_ERU = re.compile(r"eru:([0-9.eE+-]+):([0-9.eE+-]+)$")
-_QUERY_AT = [  # (pattern, factory, batch factory): names with a cutoff or parameter
-    (re.compile(r"P_(\d+)$"), precision_at, batch.precision_at),
-    (re.compile(r"p@(\d+)$"), precision_at, batch.precision_at),
+          "mrr": (reciprocal_rank, batch.reciprocal_rank), "pairacc": (pair_accuracy, None)}
+_QUERY_AT = [  # (pattern, factory, batch factory): names with a cutoff; the listwise measures are listwise.MEASURES
     (re.compile(r"recall_(\d+)$"), recall_at, batch.recall_at),
-    (re.compile(r"ndcg_cut_(\d+)$"), trec_ndcg, batch.trec_ndcg),
-    (re.compile(r"ndcg@(\d+)$"), exp_ndcg_at, batch.exp_ndcg_at),
-    (re.compile(r"dcg@(\d+)$"), exp_dcg_at, batch.exp_dcg_at),
     (re.compile(r"err@(\d+)$"), expected_reciprocal_rank_at, None),
 ]
 _FBETA = re.compile(r"f(?:beta)?([0-9.]+)$")
@@ -284,23 +211,18 @@ def lookup(name: str) -> Measure:
     if name in _QUERY:
         fn, batch_fn = _QUERY[name]
         return Measure(name, True, fn, batch=batch_fn)
+    found = listwise.lookup(name)
+    if found:
+        return _listwise(name, *found)
     for pattern, factory, batch_factory in _QUERY_AT:
         m = pattern.match(name)
         if m and int(m.group(1)) > LARGEST_INTEGER:
             raise KeyError(f"the cutoff of '{name}' is larger than {LARGEST_INTEGER}")
         if m and int(m.group(1)) > 0:
             k = int(m.group(1))
-            exponential = factory in (exp_ndcg_at, exp_dcg_at, expected_reciprocal_rank_at)
-            return Measure(name, True, factory(k), LARGEST_GAIN_LABEL if exponential else float("inf"),
+            exponential = factory is expected_reciprocal_rank_at
+            return Measure(name, True, factory(k), listwise.LARGEST_GAIN_LABEL if exponential else float("inf"),
                            batch_factory(k) if batch_factory else None)
-    m = _ERU.match(name)
-    if m:
-        try:
-            alpha, neutral = float(m.group(1)), float(m.group(2))
-            if alpha > 1:
-                return Measure(name, True, expected_rank_utility(alpha, neutral))
-        except ValueError:
-            pass
     m = _FBETA.match(name)
     if m:
         try:
@@ -309,6 +231,18 @@ def lookup(name: str) -> Measure:
             pass
     raise KeyError(f"unknown measure '{name}'; known: {', '.join(ALL_MEASURES)} (any cutoff k in P_k, "
                    "recall_k, ndcg_cut_k, ndcg@k, dcg@k, p@k, err@k; fbetaB for F-beta; eru:ALPHA:NEUTRAL)")
+
+
+def _listwise(name: str, measure: listwise.ListwiseMeasure, settings: listwise.Settings) -> Measure:
+    """eval's Measure of a listwise measure (evaluation/listwise.py), the threshold given when it is computed."""
+
+    def one(ranked, labels, t):
+        return measure.value(ranked, labels, dataclasses.replace(settings, threshold=t))
+
+    def many(ranked, labels, qptr, t):
+        return measure.batch(ranked, labels, qptr, dataclasses.replace(settings, threshold=t))
+
+    return Measure(name, True, one, measure.largest_label, many)
 
 
 BATCH_ROWS = 1 << 16  # rows of queries a batch measure takes at once (its temporary arrays stay small)

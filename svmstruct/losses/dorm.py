@@ -58,8 +58,8 @@ import numpy as np
 
 from svmstruct.compute import threads
 from svmstruct.errors import InputError
-from svmstruct.evaluation.measures import exp_gains, gain_shift
-from svmstruct.options import LARGEST_SCALE, above_at_most, between, parse_number
+from svmstruct.evaluation import listwise
+from svmstruct.options import between, parse_number
 from svmstruct.spec import REL_THRESHOLD, K, Loss, Option
 from svmstruct.train.problem import Reference, TrainingProblem
 
@@ -78,10 +78,6 @@ MEASURE_MAP = "measure"
 PAIRS_MAP = "pairs"  # the pairwise map of SVM-map, SVM-ndcg and SVM-mrr (Chakrabarti et al. 2008)
 TOP_PAIRS_MAP = "top-pairs"  # the pairs with a document in the top k (module docstring)
 LARGEST_POWER = 100.0  # pow:D: (i+1)^-D stays a normal double for D up to this and lists of millions
-# measures whose pairwise maps count the pairs of different label (svm_rank's pairs) rather than of different
-# gain b, a threshold of the labels (module docstring)
-LABEL_PAIRS = ("precision@k",)
-LARGEST_GAIN_LABEL = 1023  # 2^label - 1, the gain of ndcg/dcg/mwta, overflows double precision beyond this
 
 
 def position_weights(spec: str, l: int) -> np.ndarray:
@@ -119,58 +115,7 @@ POSITION_WEIGHTS = Option("position_weights", ("--position-weights",), "str",
                           "as SVM-ndcg and SVM-mrr) or Le & Smola's decreasing weights c over the whole list, pow:D "
                           "((i+1)^-D), log (1/ln(i+2)) or loglog (1/ln ln(i+2))", default=MEASURE_MAP,
                           check=_check_position_weights, metavar="W", examples=("pow:1", "log", "pairs"))
-ERU_ALPHA = Option("eru_alpha", ("--eru-alpha",), "float", "the viewing half-life alpha of ERU", default=5.0,
-                   check=above_at_most(1.0, LARGEST_SCALE), metavar="A", examples=(3.0,))
-ERU_NEUTRAL = Option("eru_neutral", ("--eru-neutral",), "float", "the neutral vote d of ERU", default=0.0,
-                     check=between(-LARGEST_SCALE, LARGEST_SCALE), metavar="D", examples=(1.0,))
 CUTOFF = K.but(default=10, help="the cut-off k of the measure (also -l ndcg@5)")
-
-
-def _ideal_order(labels: np.ndarray) -> np.ndarray:
-    return np.argsort(-labels, kind="mergesort")
-
-
-def _dcg_weights(l: int, k: int) -> np.ndarray:
-    a = np.zeros(l)
-    top = min(k, l)
-    a[:top] = 1.0 / np.log2(np.arange(2, top + 2))
-    return a
-
-
-def mwta_cutoff(labels: np.ndarray) -> int:
-    """The paper's section 6.4 truncation: 3 if the ideal top 3 hold two or more grades, else the
-    position after the last document of the top grade (so one lower document is included)."""
-    ideal = labels[_ideal_order(labels)]
-    if len(np.unique(ideal[:3])) >= 2:
-        return 3
-    return min(int(np.sum(ideal == ideal[0])) + 1, len(labels))
-
-
-def measure_vectors(name: str, labels: np.ndarray, k: int, alpha: float, neutral: float, threshold: float):
-    """(a over positions 1..l, b over documents) of the measure <a(pi), b(y)> (Le & Smola eqs. 9-16)."""
-    l = len(labels)
-    if name in ("ndcg@k", "dcg@k", "mwta"):
-        a = _dcg_weights(l, mwta_cutoff(labels) if name == "mwta" else k)
-        b = 2.0 ** labels - 1.0 if name == "dcg@k" else exp_gains(labels, gain_shift(labels.max()))
-        if name != "dcg@k":  # normalised: gains scaled by a power of two for the largest labels (the same ratio)
-            best = float(a @ b[_ideal_order(labels)])
-            b = b / best if best > 0 else np.zeros(l)
-    elif name == "precision@k":
-        a = np.zeros(l)
-        a[: min(k, l)] = 1.0 / k
-        b = (labels > threshold).astype(float)
-    elif name == "wta":
-        a = np.zeros(l)
-        a[0] = 1.0
-        b = (labels == labels.max()).astype(float)
-    elif name == "eru":
-        a = 2.0 ** (-np.arange(l) / (alpha - 1.0))
-        b = np.maximum(labels - neutral, 0.0)
-        best = float(a @ b[_ideal_order(labels)])
-        b = b / best if best > 0 else np.zeros(l)
-    else:
-        raise ValueError(name)
-    return a, b
 
 
 def cutoff(a: np.ndarray) -> int:
@@ -192,12 +137,27 @@ def oracle_plan(a, b) -> int:
     return -1
 
 
-def check_gain_labels(data) -> None:
-    """The gain 2^label - 1 of every label is a finite double: InputError naming the first line beyond."""
-    beyond = np.flatnonzero(data.y > LARGEST_GAIN_LABEL)
+def check_gain_labels(data, largest: float) -> None:
+    """The measure's gain of every label is a finite double (labels up to `largest`): InputError naming the first
+    line beyond."""
+    beyond = np.flatnonzero(data.y > largest)
     if len(beyond):
         raise InputError(f"label {data.y[beyond[0]]:g}: its gain 2^label - 1 overflows double precision (labels up to "
-                         f"{LARGEST_GAIN_LABEL})", data.path, int(data.line[beyond[0]]))
+                         f"{largest:g})", data.path, int(data.line[beyond[0]]))
+
+
+def settings(measure: listwise.ListwiseMeasure, opts: dict) -> listwise.Settings:
+    """The measure's settings from the loss's options (its cut-off -k, --rel-threshold, its parameters)."""
+    return measure.settings(int(opts.get("k") or 10) if measure.has_cutoff else None,
+                            float(opts.get("rel_threshold") or 0.0),
+                            **{p.name: opts[p.name] for p in measure.parameters if opts.get(p.name) is not None})
+
+
+def measure_vectors(name: str, labels: np.ndarray, opts: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(a over positions 1..l, b over documents) of the loss `name`'s measure <a(pi), b(y)> (Le & Smola eqs. 9-16;
+    evaluation/listwise.py defines each)."""
+    measure = listwise.by_loss(name)
+    return measure.vectors(labels, settings(measure, opts))
 
 
 def pair_count(grade: np.ndarray, k: int) -> int:
@@ -233,30 +193,29 @@ def query_map(name: str, spec: str, a: np.ndarray, b: np.ndarray,
     return c, _kernels().MRR_PLAN if name == "mrr" else oracle_plan(a, b)
 
 
-def _builder(name: str):
-    """The listwise loss's problem (--pairwise is mixed in by the registry: combo.with_pairs)."""
+def _builder(name: str, measure: listwise.ListwiseMeasure | None):
+    """The listwise loss's problem (--pairwise is mixed in by the registry: combo.with_pairs); measure None: mrr."""
     def build(data, opts: dict) -> TrainingProblem:
-        k = int(opts.get("k") or 10)
         spec = opts.get("position_weights") or MEASURE_MAP
-        alpha = float(opts.get("eru_alpha") or 5.0)
-        neutral = float(opts.get("eru_neutral") or 0.0)
         threshold = float(opts.get("rel_threshold") or 0.0)
         n_docs = data.n_docs
-        if name in ("ndcg@k", "dcg@k", "mwta"):
-            check_gain_labels(data)
+        if measure is not None:
+            check_gain_labels(data, measure.largest_label)
+            at = settings(measure, opts)
+        label_pairs = measure is not None and measure.loss is not None and measure.loss.label_pairs
         pairwise, top = spec in (PAIRS_MAP, TOP_PAIRS_MAP), spec == TOP_PAIRS_MAP
         # per row: the measure's position vector a and Psi's c (positions of the row's query), gain b
         a_rows, b_rows, grade_rows, c_rows, target_rows = (np.zeros(n_docs) for _ in range(5))
         los, his, best, plans, scales = [], [], [], [], []
         for lo, hi in zip(data.qptr[:-1], data.qptr[1:]):
             labels = data.y[lo:hi]
-            if name == "mrr":
+            if measure is None:
                 a, b = np.zeros(hi - lo), (labels > threshold).astype(float)
             else:
-                a, b = measure_vectors(name, labels, k, alpha, neutral, threshold)
+                a, b = measure.vectors(labels, at)
             if not np.any(b) or np.all(b == b[0]):
                 continue
-            grade = labels if pairwise and name in LABEL_PAIRS else b
+            grade = labels if pairwise and label_pairs else b
             c, plan = query_map(name, spec, a, b, grade)
             a_rows[lo:hi], b_rows[lo:hi], grade_rows[lo:hi], c_rows[lo:hi] = a, b, grade, c
             scale = 0.0
@@ -312,8 +271,6 @@ def _builder(name: str):
 PAIRWISE = Option("pairwise", ("--pairwise",), "float", "the weight lambda of svm_rank's pairs in the loss: (1 - "
                   "lambda) Delta + lambda (swapped pairs / their mean number a query); 0: the listwise loss alone, 1: "
                   "pairs", default=0.0, check=between(0.0, 1.0), metavar="LAMBDA")
-# the defaults measured on real collections (make exp-real, docs/losses.md): the listwise bound alone loses to pairs
-PAIRWISE_DEFAULTS = {"ndcg@k": 0.5, "mrr": 0.5, "precision@k": 0.9}
 
 
 def first_relevant_map(pos: np.ndarray, relevant: np.ndarray) -> np.ndarray:
@@ -384,29 +341,26 @@ def _reference(name: str, queries: list, a_rows, b_rows, grade_rows, c_rows, psi
     return Reference("ranking", len(queries), lambda e: queries[e][1] - queries[e][0], constraint)
 
 
-def _dorm(name, aliases, summary, measure, extra=(), feature_map=MEASURE_MAP):
+def _dorm(measure: listwise.ListwiseMeasure, defaults: listwise.DormLoss) -> Loss:
+    """The DORM loss of a listwise measure: its cut-off, threshold and parameters as options, its loss's defaults."""
+    own = tuple(Option(p.name, ("--" + p.name.replace("_", "-"),), "float", p.help, default=p.default, check=p.check,
+                       metavar=p.metavar, examples=p.examples) for p in measure.parameters)
+    options = (*((CUTOFF,) if measure.has_cutoff else ()), *((REL_THRESHOLD,) if measure.uses_threshold else ()), *own)
+
+    def selected_by(opts: dict) -> str:
+        return defaults.selects_by or measure.printed_name(settings(measure, opts))
+
+    return _loss(defaults.name, defaults.aliases, defaults.summary, _builder(defaults.name, measure), selected_by,
+                 options, defaults.position_weights, defaults.pairwise)
+
+
+def _loss(name, aliases, summary, build, measure, options, feature_map, pairwise) -> Loss:
     weights = POSITION_WEIGHTS if feature_map == MEASURE_MAP else POSITION_WEIGHTS.but(default=feature_map)
-    pairwise = PAIRWISE.but(default=PAIRWISE_DEFAULTS.get(name, 0.0))
-    return Loss(name, aliases, "dorm", summary, _builder(name), 0.001, options=(*extra, weights, pairwise),
-                output="ranking", measure=measure, needs_qid=True)
+    return Loss(name, aliases, "dorm", summary, build, 0.001, options=(*options, weights,
+                PAIRWISE.but(default=pairwise)), output="ranking", measure=measure, needs_qid=True)
 
 
-def _eru_measure(opts: dict) -> str:
-    if opts["eru_alpha"] == 5.0 and opts["eru_neutral"] == 0.0:
-        return "eru"
-    return f"eru:{opts['eru_alpha']:g}:{opts['eru_neutral']:g}"
-
-
-LOSSES = [
-    _dorm("ndcg@k", ("ndcg",), "1 - NDCG@k, gain 2^label - 1 (DORM, Le & Smola eq. 14; the top-k pairs map)",
-          lambda o: f"ndcg@{o['k']}", (CUTOFF,), feature_map=TOP_PAIRS_MAP),
-    _dorm("dcg@k", ("dcg",), "DCG@k of the ideal minus DCG@k (DORM)", lambda o: f"dcg@{o['k']}", (CUTOFF,)),
-    _dorm("precision@k", ("dorm-prec",), "1 - positional Precision@k (DORM eq. 15; the top-k pairs map)",
-          lambda o: f"p@{o['k']}", (CUTOFF, REL_THRESHOLD), feature_map=TOP_PAIRS_MAP),
-    _dorm("mrr", (), "1 - reciprocal rank of the first relevant document (DORM eq. 10; SVM-mrr's pairwise map)",
-          lambda o: "mrr", (REL_THRESHOLD,), feature_map=PAIRS_MAP),
-    _dorm("wta", (), "1 - winner takes all: top document of the highest grade (DORM eq. 9)", lambda o: "wta"),
-    _dorm("mwta", (), "1 - NDCG at the paper's adaptive truncation for WTA (DORM section 6.4)", lambda o: "wta"),
-    _dorm("eru", (), "1 - normalised expected rank utility (DORM eq. 16, --eru-alpha, --eru-neutral)", _eru_measure,
-          (ERU_ALPHA, ERU_NEUTRAL)),
-]
+# every listwise measure that names a loss (evaluation/listwise.py), and mrr, which is not of the form <a(pi), b>
+LOSSES = [_dorm(measure, measure.loss) for measure in listwise.MEASURES if measure.loss is not None] + [
+    _loss("mrr", (), "1 - reciprocal rank of the first relevant document (DORM eq. 10; SVM-mrr's pairwise map)",
+          _builder("mrr", None), lambda o: "mrr", (REL_THRESHOLD,), PAIRS_MAP, 0.5)]

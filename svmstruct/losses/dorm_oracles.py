@@ -41,9 +41,9 @@ Exact solvers, chosen per query by a plan code:
   every other document); no pair below the top counts, so each full state adds the top-by-rest pairs in
   closed form from the groups' sums (_top_rest_pairs), O(L).
 - The pairs' grades: for precision@k, whose b is a threshold of graded labels, the pairwise maps count the
-  pairs of different label, as svm_rank does (dorm.LABEL_PAIRS); the programs then group the documents by
-  label (b is constant inside a label, so the exchange arguments above hold unchanged): O(l k^2) for three
-  grades instead of O(l k).
+  pairs of different label, as svm_rank does (its loss's label_pairs, evaluation/listwise.py); the programs
+  then group the documents by label (b is constant inside a label, so the exchange arguments above hold
+  unchanged): O(l k^2) for three grades instead of O(l k).
 
 Every solver returns the Psi coefficient of each document (c of its position for the positional maps),
 so that most_violated_all forms dcoef = target - coefficients whatever the map.
