@@ -54,6 +54,8 @@ documents of one gain) are skipped and counted.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from svmstruct.compute import threads
@@ -311,16 +313,16 @@ def _reference(name: str, queries: list, a_rows, b_rows, grade_rows, c_rows, psi
     them), 1/P of its pairs.
     Delta = <a(1), b> - <a(pi), b> (eq. 17), for mrr 1 - 1/rank of the first relevant document."""
 
-    def constraint(e, out):
+    @functools.cache
+    def target(e):
+        """(the target's coefficients at w = 0, the number of pairs P or 1, the cut-off of the top-k pairs) of
+        example e: the same for every output, so computed once (the contract battery enumerates outputs)."""
         lo, hi = queries[e]
         b, c = b_rows[lo:hi], c_rows[lo:hi]
-        pos = np.asarray(out)
-        ideal = np.sort(b)[::-1]
-        dcoef = np.zeros(len(b_rows))
         if psi == "first":
             relevant = b > 0
-            dcoef[lo:hi] = relevant / relevant.sum() - first_relevant_map(pos, relevant)
-        elif psi in (PAIRS_MAP, TOP_PAIRS_MAP):
+            return relevant / relevant.sum(), 1, None
+        if psi in (PAIRS_MAP, TOP_PAIRS_MAP):
             k = cutoff(a_rows[lo:hi]) if psi == TOP_PAIRS_MAP else None
             grade = grade_rows[lo:hi]
             ideal_pos = np.empty(len(b), dtype=np.int64)
@@ -328,11 +330,23 @@ def _reference(name: str, queries: list, a_rows, b_rows, grade_rows, c_rows, psi
             ideal_map, pairs = pairwise_map(ideal_pos, grade, k)
             # the mean over every order inside the grades: each document of a grade equally likely at each of
             # the grade's positions, so it gets the grade's mean coefficient
-            target = np.array([ideal_map[grade == level].mean() for level in grade])
-            dcoef[lo:hi] = (target - pairwise_map(pos, grade, k)[0]) / pairs
+            return np.array([ideal_map[grade == level].mean() for level in grade]), pairs, k
+        ideal = np.sort(b)[::-1]
+        return np.array([c[ideal == level].mean() for level in b]), 1, None
+
+    def constraint(e, out):
+        lo, hi = queries[e]
+        b, c = b_rows[lo:hi], c_rows[lo:hi]
+        pos = np.asarray(out)
+        ideal = np.sort(b)[::-1]
+        dcoef = np.zeros(len(b_rows))
+        coefficients, pairs, k = target(e)
+        if psi == "first":
+            dcoef[lo:hi] = coefficients - first_relevant_map(pos, b > 0)
+        elif psi in (PAIRS_MAP, TOP_PAIRS_MAP):
+            dcoef[lo:hi] = (coefficients - pairwise_map(pos, grade_rows[lo:hi], k)[0]) / pairs
         else:
-            target = np.array([c[ideal == level].mean() for level in b])
-            dcoef[lo:hi] = target - c[pos]
+            dcoef[lo:hi] = coefficients - c[pos]
         if name == "mrr":
             return dcoef, 1.0 - 1.0 / (1 + int(pos[b > 0].min()))
         a = a_rows[lo:hi]

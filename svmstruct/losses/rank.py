@@ -7,6 +7,8 @@ each query: 1/2|w|^2 + (C/n) sum_q (1/pairs_q) sum hinge. No bias feature. Defau
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from svmstruct.compute import threads
@@ -98,6 +100,7 @@ def _reference(y: np.ndarray, qptr: np.ndarray, per_query_average: bool) -> Refe
     queries = [(int(lo), int(hi)) for lo, hi in zip(qptr[:-1], qptr[1:])
                if len(np.unique(y[lo:hi])) > 1]
 
+    @functools.cache
     def pairs(e):
         lo, hi = queries[e]
         labels = y[lo:hi]
