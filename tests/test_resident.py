@@ -966,10 +966,11 @@ def test_a_background_job_that_reads_the_terminal_is_stopped_by_it(place, tmp_pa
     if pid == 0:
         os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"], {**_env(place), "PS1": "$ "})
     try:
-        def send(text: str, wait: float = 2.0) -> str:
+        def send(text: str, wait: float = 2.0, until: str = "") -> str:
+            """What the terminal shows within `wait` seconds of typing `text`, or as soon as it shows `until`."""
             os.write(terminal, text.encode())
             seen, deadline = b"", time.monotonic() + wait
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and not (until and re.search(until, seen.decode(errors="replace"))):
                 if select.select([terminal], [], [], 0.1)[0]:
                     try:
                         seen += os.read(terminal, 4096)
@@ -977,9 +978,12 @@ def test_a_background_job_that_reads_the_terminal_is_stopped_by_it(place, tmp_pa
                         break
             return seen.decode(errors="replace")
 
-        send(f"{' '.join(COMMAND)} classify - {model} > {tmp_path}/p &\n", 10)
-        jobs = send("jobs\n", 3)
-        send("1 qid:1 1:0.5\n", 1)
+        send(f"{' '.join(COMMAND)} classify - {model} > {tmp_path}/p &\n", 10, until=r"\[1\] \d+")
+        deadline = time.monotonic() + 10
+        jobs = ""
+        while "topped" not in jobs and time.monotonic() < deadline:  # the job reads its terminal: stopped by it
+            jobs = send("jobs\n", 1, until=r"\[1\]\+?\s+\w+")
+        send("1 qid:1 1:0.5\n", 2, until="not found")
         assert "Stopped" in jobs or "stopped" in jobs, jobs
         send("kill -9 %1\nexit\n", 2)
     finally:
