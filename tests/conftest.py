@@ -23,8 +23,7 @@ if int(os.environ.get("NUMBA_NUM_THREADS") or 0) < 2:
     os.environ["NUMBA_NUM_THREADS"] = str(max(2, os.cpu_count() or 1))  # numba's own default, at least 2
 for _name in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "SVMSTRUCT_RESIDENT"):
     os.environ.pop(_name, None)
-os.environ.update(SVMSTRUCT_RESIDENT_DIR=str(WORKER_DIR), SVMSTRUCT_RESIDENT_IDLE="900",
-                  SVMSTRUCT_RESIDENT_TIMEOUT="5")  # a loaded machine's hand-over can take longer than 0.5 s
+os.environ.update(SVMSTRUCT_RESIDENT_DIR=str(WORKER_DIR), SVMSTRUCT_RESIDENT_IDLE="900")
 _SCRIPT = Path(sys.executable).parent / "svmstruct"
 COMMAND = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "svmstruct"]
 _THROUGH_THE_WORKER: set = set()  # the tests that had a command served by the suite's servers

@@ -21,9 +21,9 @@ process of its own would. Nothing is trusted that the kernel does not vouch for:
   (the marks Landlock, seccomp and bubblewrap need from an unprivileged process), or a kernel that refuses it
   ptrace's read access to the child (a Landlock domain, an AppArmor or SELinux confinement); so does a
   background job of a terminal (the kernel stops it when it reads there; the server's child has no terminal);
-- connect and handshake time out after SVMSTRUCT_RESIDENT_TIMEOUT seconds (TIMEOUT): a server that does not
-  answer (stopped, swapped out) leaves the command to its own process, which also runs whenever anything of this
-  machinery fails before the command started.
+- connect and handshake time out after TIMEOUT: a server that does not answer (stopped, swapped out) leaves
+  the command to its own process, which also runs whenever anything of this machinery fails before the
+  command started.
 
 Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to the child; Ctrl-Z stops the child with the caller
 and `fg` continues both; signals the caller inherited as ignored stay ignored in the child; a child killed by
@@ -48,9 +48,7 @@ DIRECTORY = "SVMSTRUCT_RESIDENT_DIR"  # the socket directory (default: $XDG_RUNT
 IDLE = "SVMSTRUCT_RESIDENT_IDLE"  # seconds a server waits for work before it exits
 IDLE_SECONDS = 60.0
 MAX_IDLE_SECONDS = 86400.0
-HANDOVER = "SVMSTRUCT_RESIDENT_TIMEOUT"  # seconds to connect and hand over before the command runs in its own process
-TIMEOUT = 0.5  # HANDOVER's default: a stopped server costs this; a loaded machine can take longer (then: own process)
-MAX_TIMEOUT = 60.0
+TIMEOUT = 0.5  # seconds to connect and hand over before the command runs in its own process instead
 PROTOCOL = "svmstruct-resident-2"
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the svmstruct directory this code is in
 # environment variables read when modules load (numba's configuration and cache location, the OpenMP and BLAS
@@ -96,29 +94,17 @@ def _observed() -> bool:
     return monitoring is not None and any(monitoring.get_tool(tool) is not None for tool in range(6))
 
 
-def _seconds(variable: str, default: float, low: float, high: float) -> float | None:
-    """The environment's VARIABLE (DEFAULT when unset or blank), or None when it is not a number of seconds in
-    [LOW, HIGH]."""
-    text = os.environ.get(variable)
+def idle_seconds() -> float | None:
+    """SVMSTRUCT_RESIDENT_IDLE (default IDLE_SECONDS), or None when it is not a number of seconds in
+    [0, MAX_IDLE_SECONDS]."""
+    text = os.environ.get(IDLE)
     if text is None or not text.strip():
-        return default
+        return IDLE_SECONDS
     try:
         value = float(text)
     except ValueError:
         return None
-    return value if low <= value <= high else None  # (nan compares false: refused)
-
-
-def idle_seconds() -> float | None:
-    """SVMSTRUCT_RESIDENT_IDLE (default IDLE_SECONDS), or None when it is not a number of seconds in
-    [0, MAX_IDLE_SECONDS]."""
-    return _seconds(IDLE, IDLE_SECONDS, 0.0, MAX_IDLE_SECONDS)
-
-
-def timeout_seconds() -> float | None:
-    """SVMSTRUCT_RESIDENT_TIMEOUT (default TIMEOUT), or None when it is not a number of seconds in
-    [0.01, MAX_TIMEOUT]."""
-    return _seconds(HANDOVER, TIMEOUT, 0.01, MAX_TIMEOUT)
+    return value if 0 <= value <= MAX_IDLE_SECONDS else None  # (nan compares false: refused)
 
 
 def unsandboxed() -> str | None:
@@ -154,12 +140,10 @@ def run(args: list) -> int | None:
     caller runs it in its own process; a server is started for the next command when none is running)."""
     if not enabled():
         return None
-    for variable, seconds, low, high in ((IDLE, idle_seconds(), 0, MAX_IDLE_SECONDS),
-                                         (HANDOVER, timeout_seconds(), 0.01, MAX_TIMEOUT)):
-        if seconds is None:
-            sys.stderr.write(f"svmstruct: warning: {variable}={os.environ[variable]!r} is not a number of seconds "
-                             f"from {low:g} to {high:.0f}: the resident worker is not used\n")
-            return None
+    if idle_seconds() is None:
+        sys.stderr.write(f"svmstruct: warning: {IDLE}={os.environ[IDLE]!r} is not a number of seconds from 0 to "
+                         f"{MAX_IDLE_SECONDS:.0f}: the resident worker is not used\n")
+        return None
     try:
         why = unsandboxed()
         if why is not None:
@@ -264,7 +248,7 @@ def _run(place: int, args: list) -> int | None:
     name = socket_name(caller_key)
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
     try:
-        connection.settimeout(timeout_seconds())
+        connection.settimeout(TIMEOUT)
         try:
             connection.connect(at(place, name + ".sock"))
         except (FileNotFoundError, ConnectionRefusedError):  # no server, or one that ended

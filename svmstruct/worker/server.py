@@ -389,7 +389,7 @@ class Child:
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 2)  # until the caller's: nothing of this process writes to the server's log by accident
         os.close(null)
-        self.connection.settimeout(2 * (resident.timeout_seconds() or resident.TIMEOUT))
+        self.connection.settimeout(2 * resident.TIMEOUT)
 
     def _receive(self) -> Request:
         header, fds, _, _ = socket.recv_fds(self.connection, resident._LENGTH_DIGITS, 253)
@@ -423,8 +423,7 @@ class Child:
         if any(fd in strangers and _open(fd) for fd in targets):
             raise OSError(f"a descriptor of this process is at one of {targets}")
         self.connection = socket.socket(fileno=_move(self.connection.detach(), highest))
-        # (also makes its descriptor's blocking mode match)
-        self.connection.settimeout(2 * (resident.timeout_seconds() or resident.TIMEOUT))
+        self.connection.settimeout(2 * resident.TIMEOUT)  # (also makes its descriptor's blocking mode match)
         self.log = _move(self.log, highest)
         moved = [_move(fd, highest) for fd in self.received]
         for target, fd in zip(targets, moved):
