@@ -30,6 +30,12 @@ def exp_gains(labels: np.ndarray, shift) -> np.ndarray:
     return gains if np.all(shift == 1.0) else gains * shift
 
 
+def sequential_sum(values) -> float:
+    """0.0 + values[0] + values[1] + ..., in that order, as trec_eval adds a query's terms (numpy's pairwise sum
+    can differ in the last bit): one query's sum, as sums adds many."""
+    return float(np.cumsum(np.concatenate(([0.0], values)))[-1])
+
+
 def positions(qptr: np.ndarray) -> np.ndarray:
     """Every row's 0-based rank within its query."""
     sizes = np.diff(qptr)
@@ -42,7 +48,7 @@ def _count(flags: np.ndarray, qptr: np.ndarray) -> np.ndarray:
 
 def sums(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """The sums of consecutive runs of `values` of the given sizes, each 0.0 + its first value + its second ...
-    (measures.sequential_sum): term j of every run at once, longest runs first, while many runs are that long;
+    (sequential_sum): term j of every run at once, longest runs first, while many runs are that long;
     the few longer ones finish one by one."""
     starts = np.cumsum(sizes) - sizes
     order = np.argsort(-sizes, kind="stable")

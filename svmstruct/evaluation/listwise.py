@@ -114,12 +114,13 @@ class ListwiseMeasure:
         """The measure of one query: its labels in ranked order and in file order."""
         n = self._cut(len(ranked), labels, s)
         top = labels.max()
-        total = _terms_sum(self.gain(ranked[:n], top, s), self.discount(np.arange(n, dtype=float), s))
+        discounts = self.discount(np.arange(n, dtype=float), s)
+        total = batch.sequential_sum(self.gain(ranked[:n], top, s) / discounts)
         if self.norm == NORM_K:
             return total / self._norm_k(s)
         if self.norm == NORM_IDEAL:
             ideal = np.sort(labels)[::-1][:n].copy()  # a copy: numpy's power can differ in the last bit on a view
-            best = _terms_sum(self.gain(ideal, top, s), self.discount(np.arange(n, dtype=float), s))
+            best = batch.sequential_sum(self.gain(ideal, top, s) / discounts)
             return total / best if best > 0 else 0.0
         return total
 
@@ -159,11 +160,6 @@ class ListwiseMeasure:
             best = float(a @ b[np.argsort(-labels, kind="mergesort")])
             b = b / best if best > 0 else np.zeros(n)
         return a, b
-
-
-def _terms_sum(gains: np.ndarray, discounts: np.ndarray) -> float:
-    """0.0 + gains[0]/discounts[0] + gains[1]/discounts[1] + ..., in that order (trec_eval's sum)."""
-    return float(np.cumsum(np.concatenate(([0.0], gains / discounts)))[-1])
 
 
 def mwta_cutoff(labels: np.ndarray) -> int:

@@ -26,15 +26,10 @@ from svmstruct.dataset.ranking import trec_ranking
 from svmstruct.errors import InputError
 from svmstruct.evaluation import batch_measures as batch
 from svmstruct.evaluation import listwise
+from svmstruct.evaluation.batch_measures import sequential_sum
 from svmstruct.options import LARGEST_INTEGER
 
 # ---- query measures: f(labels in ranked order, all labels of the query, rel_threshold) -> value
-
-
-def sequential_sum(values) -> float:
-    """0.0 + values[0] + values[1] + ..., in that order, as trec_eval adds a query's terms (numpy's pairwise sum
-    can differ in the last bit)."""
-    return float(np.cumsum(np.concatenate(([0.0], values)))[-1])
 
 
 def average_precision(ranked, labels, t):
