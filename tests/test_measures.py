@@ -196,6 +196,19 @@ def test_unknown_measure_is_reported():
         measures.lookup("P_x")
 
 
+def test_the_unknown_measure_message_and_all_name_every_listwise_measure():
+    """`-m all` and the list an unknown name is answered with hold each listwise measure (evaluation/listwise.py),
+    with its cut-off where it has one."""
+    from svmstruct.evaluation import listwise
+
+    with pytest.raises(KeyError) as raised:
+        measures.lookup("nosuch")
+    for measure in listwise.MEASURES:
+        name = measure.name.replace("@k", "@10").replace("_k", "_10")
+        assert name in measures.ALL_MEASURES and measures.lookup(name).name == name
+        assert f" {name}," in raised.value.args[0] or f" {name} " in raised.value.args[0]
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_midranks_equal_scipy_rankdata(seed):
     from scipy.stats import rankdata

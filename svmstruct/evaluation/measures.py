@@ -184,8 +184,8 @@ _FBETA = re.compile(r"f(?:beta)?([0-9.]+)$")
 
 DEFAULT_MEASURES = ["error", "precision", "recall", "f1", "rocarea", "map", "ndcg@10"]
 ALL_MEASURES = ["accuracy", "error", "precision", "recall", "f1", "prbep", "rocarea", "avgprec", "map", "P_5",
-                "P_10", "recall_10", "recip_rank", "ndcg", "ndcg_cut_10", "ndcg@10", "dcg@10", "mrr", "wta", "p@10",
-                "err@10", "pairacc", "eru"]
+                "P_10", "recall_10", "recip_rank", "ndcg", "ndcg_cut_10", "ndcg@10", "dcg@10", "mrr", "wta", "mwta",
+                "p@10", "err@10", "pairacc", "eru"]
 
 
 LOWER_IS_BETTER = {"error"}  # measures whose best value is the smallest (C selection, did_not_learn)
