@@ -98,9 +98,10 @@ class Docids:
         if not paths.compiled(len(self), HASH_KERNEL_ROWS, "svmstruct.dataset.order_kernels"):
             return np.array([hash(self[i]) for i in range(len(self))], dtype=np.int64).view(np.uint64)
         from svmstruct.dataset.order_kernels import fnv_hashes
+        from svmstruct.io.lines import kernel_bytes
 
         out = np.empty(len(self), dtype=np.uint64)
-        fnv_hashes(np.frombuffer(self._blob, dtype=np.uint8), self._offsets, out)
+        fnv_hashes(kernel_bytes(self._blob), self._offsets, out)
         return out
 
     def freeze(self) -> "Docids":

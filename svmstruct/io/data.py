@@ -18,6 +18,7 @@ from svmstruct.compute import threads as policy
 from svmstruct.dataset.documents import Dataset, Docids, check_unique_docids, docid_from_comment, group_queries  # noqa: F401
 from svmstruct.errors import InputError
 from svmstruct.io import files, heads
+from svmstruct.io.lines import kernel_bytes
 from svmstruct.options import NON_FINITE, NUMBER
 
 CHUNK = 1 << 22  # bytes of text parsed per kernel call (threads + 1 in flight): memory stays near the final arrays
@@ -451,7 +452,7 @@ def _in_order(pool, threads: int, work, items):
 def _count(buf: bytes):
     from svmstruct.io import svmlight_parser as parser
 
-    return parser.count_lines(np.frombuffer(buf, dtype=np.uint8), len(buf))
+    return parser.count_lines(kernel_bytes(buf), len(buf))
 
 
 def _parse_kernel(buf: bytes, start: tuple, out: _Arrays, name: str) -> list:
@@ -471,7 +472,7 @@ def _parse_calls(buf, line: int, row: int, nz: int, out: _Arrays, name: str, gro
     two passes they are sized by the count, so full rows mean the file changed."""
     from svmstruct.io import svmlight_parser as parser
 
-    arr = np.frombuffer(buf, dtype=np.uint8)
+    arr = kernel_bytes(buf)
     calls = []
     capacity = 1 << 16
     p = 0
@@ -509,7 +510,7 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
     problem's byte position and the lines before the chunk)."""
     from svmstruct.io import svmlight_parser as parser
 
-    arr = np.frombuffer(buf, dtype=np.uint8)
+    arr = kernel_bytes(buf)
     flat = out.X.reshape(-1) if out.dense else out.values
     newlines = None
     for fb_pos, fb_start, fb_end, code, t0, t1, last, _ in calls:

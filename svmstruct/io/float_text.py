@@ -18,6 +18,7 @@ import numpy as np
 
 from svmstruct.compute import threads
 from svmstruct.compute.jit import njit, prange
+from svmstruct.io.lines import kernel_bytes
 from svmstruct.io.svmlight_numbers import POW10, _next_token, _parse_int, fast_float, is_decimal
 
 NS_PER_NUMBER = 70.0  # one-thread nanoseconds of `shortest` per number
@@ -219,7 +220,7 @@ def id_value_lines(ids: np.ndarray, values: np.ndarray) -> str:
         shortest(values, digits, exponents)
     undecided = digits == 0
     texts = [repr(v).encode("ascii") for v in values[undecided].tolist()]
-    fallback = np.frombuffer(b"".join(texts), dtype=np.uint8) if texts else np.zeros(0, dtype=np.uint8)
+    fallback = kernel_bytes(b"".join(texts))
     fallback_at = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum([len(t) for t in texts], out=fallback_at[1:])
     starts = np.linspace(0, len(values), min(BLOCKS, len(values)) + 1).astype(np.int64)
@@ -372,7 +373,7 @@ def read_id_value_lines(rows: list) -> tuple | None:
     text = "\n".join(rows)
     if not rows or not text.isascii():
         return None
-    ids, values, bad, _ = read_id_value_block(np.frombuffer(text.encode("ascii"), dtype=np.uint8), len(rows))
+    ids, values, bad, _ = read_id_value_block(kernel_bytes(text.encode("ascii")), len(rows))
     return None if bad >= 0 else (ids, values)
 
 
@@ -418,7 +419,7 @@ def _score_lines(buf, values, slow_at):
 def read_scores(raw: bytes) -> np.ndarray | None:
     """The numbers of RAW, one a line as svm_light writes them (blanks around, \r\n or \n), read exactly as float()
     reads them; None when a line has another form."""
-    buf = np.frombuffer(raw, dtype=np.uint8)
+    buf = kernel_bytes(raw)
     count = int(np.count_nonzero(buf == 10)) + (1 if len(buf) and buf[-1] != 10 else 0)
     values = np.empty(count)
     slow_at = np.empty(3 * count, dtype=np.int64)
