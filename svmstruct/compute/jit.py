@@ -1,11 +1,12 @@
-"""numba's njit and prange, as svmstruct's kernel modules import them: importing them from here also has this process
-say once, on stderr, when it compiles a kernel rather than loading it from the cache (compute.numba_cache: where the
-compiled kernels are kept), where the command asked for it (learn and classify at -v 1 set SVMSTRUCT_SAY_COMPILING).
-A kernel compiles the first time any command runs it, once per installation; `python -m svmstruct.worker.warmup`
-compiles them all at once."""
+"""numba's njit and prange, as svmstruct's kernel modules import them, and the byte arrays their kernels take
+(kernel_bytes). Importing them from here also has this process say once, on stderr, when it compiles a kernel rather
+than loading it from the cache (compute.numba_cache: where the compiled kernels are kept), where the command asked
+for it (learn and classify at -v 1 set SVMSTRUCT_SAY_COMPILING). A kernel compiles the first time any command runs
+it, once per installation; `python -m svmstruct.worker.warmup` compiles them all at once."""
 import os
 import sys
 
+import numpy as np
 from numba import njit, prange  # noqa: F401 - the kernel modules' decorators
 from numba.core import event
 
@@ -29,3 +30,12 @@ class _SayCompiling(event.Listener):
 
 
 event.register("numba:compile", _SayCompiling())
+
+
+def kernel_bytes(buf, offset: int = 0) -> np.ndarray:
+    """BUF's bytes from OFFSET (bytes, a bytearray, a memoryview: no copy) as the read-only uint8 array the numba
+    kernels take: one compiled signature of each kernel whichever object holds the bytes (a writable array is
+    another type to numba, compiled again)."""
+    array = np.frombuffer(buf, dtype=np.uint8, offset=offset)
+    array.flags.writeable = False
+    return array

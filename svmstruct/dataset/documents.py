@@ -97,8 +97,8 @@ class Docids:
 
         if not paths.compiled(len(self), HASH_KERNEL_ROWS, "svmstruct.dataset.order_kernels"):
             return np.array([hash(self[i]) for i in range(len(self))], dtype=np.int64).view(np.uint64)
+        from svmstruct.compute.jit import kernel_bytes
         from svmstruct.dataset.order_kernels import fnv_hashes
-        from svmstruct.io.lines import kernel_bytes
 
         out = np.empty(len(self), dtype=np.uint64)
         fnv_hashes(kernel_bytes(self._blob), self._offsets, out)

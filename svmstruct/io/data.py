@@ -18,7 +18,6 @@ from svmstruct.compute import threads as policy
 from svmstruct.dataset.documents import Dataset, Docids, check_unique_docids, docid_from_comment, group_queries  # noqa: F401
 from svmstruct.errors import InputError
 from svmstruct.io import files, heads
-from svmstruct.io.lines import kernel_bytes
 from svmstruct.options import NON_FINITE, NUMBER
 
 CHUNK = 1 << 22  # bytes of text parsed per kernel call (threads + 1 in flight): memory stays near the final arrays
@@ -450,6 +449,7 @@ def _in_order(pool, threads: int, work, items):
 
 
 def _count(buf: bytes):
+    from svmstruct.compute.jit import kernel_bytes
     from svmstruct.io import svmlight_parser as parser
 
     return parser.count_lines(kernel_bytes(buf), len(buf))
@@ -470,6 +470,7 @@ def _parse_calls(buf, line: int, row: int, nz: int, out: _Arrays, name: str, gro
     """(the kernel's calls, out, lines parsed) over buf from (line, row, nz); a FULL call is followed by one with
     twice the fallback room, or, when the rows are full, with out's per-row arrays twice as long (grow) — in
     two passes they are sized by the count, so full rows mean the file changed."""
+    from svmstruct.compute.jit import kernel_bytes
     from svmstruct.io import svmlight_parser as parser
 
     arr = kernel_bytes(buf)
@@ -508,6 +509,7 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
     """In file order: convert the tokens off the kernel's fast path and add the docids of the chunk's rows
     (out's rows first_row: on); its first problem, (line, message), if it has one (the line found from the
     problem's byte position and the lines before the chunk)."""
+    from svmstruct.compute.jit import kernel_bytes
     from svmstruct.io import svmlight_parser as parser
 
     arr = kernel_bytes(buf)

@@ -17,8 +17,7 @@ import math
 import numpy as np
 
 from svmstruct.compute import threads
-from svmstruct.compute.jit import njit, prange
-from svmstruct.io.lines import kernel_bytes
+from svmstruct.compute.jit import kernel_bytes, njit, prange
 from svmstruct.io.svmlight_numbers import POW10, _next_token, _parse_int, fast_float, is_decimal
 
 NS_PER_NUMBER = 70.0  # one-thread nanoseconds of `shortest` per number

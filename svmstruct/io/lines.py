@@ -9,15 +9,6 @@ import numpy as np
 from svmstruct.errors import InputError
 
 
-def kernel_bytes(buf, offset: int = 0) -> np.ndarray:
-    """BUF's bytes from OFFSET (bytes, a bytearray, a memoryview: no copy) as the read-only uint8 array the numba
-    kernels take: one compiled signature of each kernel whichever object holds the bytes (a writable array is
-    another type to numba, compiled again)."""
-    array = np.frombuffer(buf, dtype=np.uint8, offset=offset)
-    array.flags.writeable = False
-    return array
-
-
 def _read_all(f) -> bytes | bytearray:
     """All of F's bytes: a regular file's into one buffer of its size (f.read() would hold it twice for a moment)."""
     import os
@@ -89,6 +80,8 @@ class Lines:
 
     def buffer(self) -> np.ndarray:
         """The bytes not read yet, as a uint8 array over the file's own bytes (no copy)."""
+        from svmstruct.compute.jit import kernel_bytes
+
         return kernel_bytes(self.blob, min(self.at, len(self.blob)))
 
     def offset(self, k: int) -> int:
