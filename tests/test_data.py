@@ -383,3 +383,29 @@ def test_classify_scores_a_file_a_part_at_a_time_as_a_whole(tmp_path, monkeypatc
         done = invoke("classify", "-v", "0", source, tmp_path / "m.model", tmp_path / "p.txt", stdin=stdin)
         assert done.returncode == 0, done.stderr
         assert (tmp_path / "p.txt").read_text() == expected
+
+
+def test_the_byte_kernels_are_compiled_for_read_only_arrays_alone(tmp_path, monkeypatch):
+    """Files read from a path (chunks of a bytearray), from bytes (a pipe) and models read whole give the kernels
+    the one array type compute.jit.kernel_bytes makes: a writable one would be another signature to compile."""
+    from svmstruct.compute import jit
+    from svmstruct.dataset import order_kernels
+    from svmstruct.io import float_text, svmlight_parser
+
+    monkeypatch.setenv("SVMSTRUCT_PATH", "kernel")
+    path = tmp_path / "a.txt"
+    path.write_text("".join(f"{q % 3} qid:{q} 1:0.5 7:{q}.25 # d{q}\n" for q in range(1, 40)))
+    data.read_svmlight(str(path))
+    data.read_svmlight(str(path), features=False)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
+    data.read_svmlight("-")
+    float_text.read_scores(bytearray(b"0.5\n-1.25\n"))
+    float_text.read_id_value_block(jit.kernel_bytes(bytearray(b"1 0.5\n2 3\n")), 2)
+    from numba.core.registry import CPUDispatcher
+
+    kernels = [kernel for module in (svmlight_parser, float_text, order_kernels) for kernel in vars(module).values()
+               if isinstance(kernel, CPUDispatcher)]
+    byte_arrays = [(kernel.__name__, arg) for kernel in kernels for signature in kernel.signatures
+                   for arg in signature if str(getattr(arg, "dtype", "")) == "uint8"]
+    assert len({name for name, _ in byte_arrays}) >= 4  # parse_lines, count_lines, docid_spans, _score_lines, ...
+    assert all(not arg.mutable for _, arg in byte_arrays), [b for b in byte_arrays if b[1].mutable]
