@@ -26,7 +26,6 @@ from svmstruct.dataset.ranking import trec_ranking
 from svmstruct.errors import InputError
 from svmstruct.evaluation import batch_measures as batch
 from svmstruct.evaluation import listwise
-from svmstruct.evaluation.batch_measures import sequential_sum
 from svmstruct.options import LARGEST_INTEGER
 
 # ---- query measures: f(labels in ranked order, all labels of the query, rel_threshold) -> value
@@ -38,7 +37,7 @@ def average_precision(ranked, labels, t):
     if total == 0:
         return 0.0
     hits = np.cumsum(rel)
-    return sequential_sum(hits[rel] / (np.flatnonzero(rel) + 1)) / total
+    return batch.sequential_sum(hits[rel] / (np.flatnonzero(rel) + 1)) / total
 
 
 def recall_at(k):

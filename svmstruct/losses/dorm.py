@@ -315,13 +315,16 @@ def _reference(name: str, queries: list, a_rows, b_rows, grade_rows, c_rows, psi
 
     @functools.cache
     def target(e):
-        """(the target's coefficients at w = 0, the number of pairs P or 1, the cut-off of the top-k pairs) of
-        example e: the same for every output, so computed once (the contract battery enumerates outputs)."""
+        """(the target's coefficients at w = 0, the number of pairs P or 1, the cut-off of the top-k pairs, the ideal
+        ranking's <a, b>) of example e: the same for every output, so computed once (the contract battery enumerates
+        outputs)."""
         lo, hi = queries[e]
         b, c = b_rows[lo:hi], c_rows[lo:hi]
+        ideal = np.sort(b)[::-1]
+        best = float(a_rows[lo:hi] @ ideal)
         if psi == "first":
             relevant = b > 0
-            return relevant / relevant.sum(), 1, None
+            return relevant / relevant.sum(), 1, None, best
         if psi in (PAIRS_MAP, TOP_PAIRS_MAP):
             k = cutoff(a_rows[lo:hi]) if psi == TOP_PAIRS_MAP else None
             grade = grade_rows[lo:hi]
@@ -330,17 +333,15 @@ def _reference(name: str, queries: list, a_rows, b_rows, grade_rows, c_rows, psi
             ideal_map, pairs = pairwise_map(ideal_pos, grade, k)
             # the mean over every order inside the grades: each document of a grade equally likely at each of
             # the grade's positions, so it gets the grade's mean coefficient
-            return np.array([ideal_map[grade == level].mean() for level in grade]), pairs, k
-        ideal = np.sort(b)[::-1]
-        return np.array([c[ideal == level].mean() for level in b]), 1, None
+            return np.array([ideal_map[grade == level].mean() for level in grade]), pairs, k, best
+        return np.array([c[ideal == level].mean() for level in b]), 1, None, best
 
     def constraint(e, out):
         lo, hi = queries[e]
         b, c = b_rows[lo:hi], c_rows[lo:hi]
         pos = np.asarray(out)
-        ideal = np.sort(b)[::-1]
         dcoef = np.zeros(len(b_rows))
-        coefficients, pairs, k = target(e)
+        coefficients, pairs, k, best = target(e)
         if psi == "first":
             dcoef[lo:hi] = coefficients - first_relevant_map(pos, b > 0)
         elif psi in (PAIRS_MAP, TOP_PAIRS_MAP):
@@ -350,7 +351,7 @@ def _reference(name: str, queries: list, a_rows, b_rows, grade_rows, c_rows, psi
         if name == "mrr":
             return dcoef, 1.0 - 1.0 / (1 + int(pos[b > 0].min()))
         a = a_rows[lo:hi]
-        return dcoef, float(a @ ideal - a[pos] @ b)
+        return dcoef, best - float(a[pos] @ b)
 
     return Reference("ranking", len(queries), lambda e: queries[e][1] - queries[e][0], constraint)
 
