@@ -188,7 +188,7 @@ audit: install-test
 # SVM-multiclass and SVM-hmm beside svm_multiclass and svm_hmm (ANCHOR_BIN=dir holding their four programs):
 # objectives, test accuracy, time and memory on digits, 20-class text, the OCR letters and long sequences
 bench-problems: install-test
-	ANCHOR_BIN=$(ANCHOR_BIN) $(BIN)/python scripts/bench_problems.py --shared $(SHARED)
+	ANCHOR_BIN=$(ANCHOR_BIN) $(BIN)/python scripts/bench_problems.py --shared $(SHARED) --cases '$(CASES)'
 
 # iterations, oracle calls and time of the plain cutting-plane loop against OCAS's line search
 bench-engine: install-test

@@ -15,7 +15,7 @@ and the wall time of classify.
   ~36,000 tokens, 128 features, C 10, -e 0.5, first order and --t 2.
 The originals are taken from ANCHOR_BIN (svm_multiclass_learn, svm_multiclass_classify, svm_hmm_learn,
 svm_hmm_classify: built from their public sources outside this repository); without them their columns are empty.
-Usage: python scripts/bench_problems.py [--shared ../shared] [--out exp/problems]
+Usage: python scripts/bench_problems.py [--shared ../shared] [--out exp/problems] [--cases TEXT]
 """
 import argparse
 import os
@@ -112,6 +112,9 @@ def ocr_files(out: Path) -> tuple:
     return train, test
 
 
+CHOSEN = [""]  # --cases
+
+
 def measured(cmd: list) -> tuple:
     """(output, wall s, peak MB) of a whole process."""
     return experiment.time_v([str(c) for c in cmd])
@@ -130,7 +133,9 @@ def accuracy(predictions: Path, test: Path) -> float:
 def case(name: str, problem: str, train: Path, test: Path, C: str, eps: str, ours: list, theirs: list | None,
          beam=None, anchor: str | None = None) -> str:
     """One row: ours and the original's objective, test accuracy, wall time, peak memory (theirs None: ours
-    alone)."""
+    alone); a case whose name does not hold --cases is left out."""
+    if CHOSEN[0] not in name:
+        return f"| {name} | (not run: --cases) |"
     with tempfile.TemporaryDirectory() as tmp:
         model, pred = Path(tmp) / "m", Path(tmp) / "p"
         text, seconds, peak = measured([SVM, "learn", "--problem", problem, "-c", C, "-e", eps, *ours, train, model])
@@ -152,7 +157,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared"))
     parser.add_argument("--out", default="exp/problems")
+    parser.add_argument("--cases", default="", help="only the cases whose name holds this text (make bench-problems "
+                        "CASES='OCR letters')")
     args = parser.parse_args()
+    CHOSEN[0] = args.cases
     struct = Path(args.shared) / "reference" / "struct"
     experiment.require(struct / "digits.train.svm", struct / "letters.train.hmm")
     out = Path(args.out)

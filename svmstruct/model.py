@@ -321,6 +321,8 @@ def _parse_svmstruct(first: str, lines, path: str) -> Model:
         model.kernel = _parse_kernel(kernel, lines.rest(), n_weights, n_features, path, body)
         model.w = np.zeros(n_features)
         return model
+    if _predicts_by_kernels(model.loss):
+        import svmstruct.io.float_text  # noqa: F401 - loaded: weight_lines takes its kernel (compute.paths)
     ids, weights = weight_lines(lines, n_weights, n_features, path)
     if np.any(ids[1:] <= ids[:-1]):  # our writer writes them in order: sorted only when they are not
         order = np.argsort(ids, kind="stable")
@@ -331,6 +333,15 @@ def _parse_svmstruct(first: str, lines, path: str) -> Model:
             raise InputError(f"weight index {ids[repeated[0]] + 1} appears twice", path, where)
     model.w, model.columns = _weight_vector(ids, weights, n_features)
     return model
+
+
+def _predicts_by_kernels(loss: str) -> bool:
+    """Whether LOSS is a structured problem of svmstruct's whose predictions run numba kernels whatever their size
+    (StructuredProblem.kernel_predictions): classify pays numba's start-up for them anyway."""
+    from svmstruct import registry
+
+    found = registry.PROBLEMS.get(loss)
+    return bool(found and found.problem.kernel_predictions)
 
 
 def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: str, body: int):

@@ -349,3 +349,25 @@ def test_the_training_loops_products_take_the_kernel_once_numba_runs_kernels():
     outputs = [subprocess.run([sys.executable, "-c", probe, state], capture_output=True, text=True, env=env,
                               check=True).stdout.split() for state in ("running", "idle")]
     assert outputs == [["True", "True", "True"], ["False", "False", "False"]]
+
+
+def test_a_model_whose_predictions_run_kernels_has_its_weights_read_by_the_kernel(tmp_path):
+    """classify of an hmm model runs numba's Viterbi whatever its size, so its weights are read by the kernel (the
+    OCR letters' --t 2 --e 1 model, 84,287 weights: 0.5 s by the twin), alike; a multiclass model of as few weights,
+    whose predictions are scipy's product, by the twin, without numba."""
+    import subprocess
+    import sys
+
+    weights = "".join(f"{j} {(-1) ** j * j / 7!r}\n" for j in range(1, 41))
+    probe = ("import sys; from svmstruct.model import load_model; m = load_model(sys.argv[1]); "
+             "print(m.w.tobytes().hex(), 'svmstruct.io.float_text' in sys.modules)")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "SVMSTRUCT_PATH"}
+    seen = []
+    for problem in ("hmm:HMM", "multiclass:Multiclass"):
+        path = tmp_path / problem.split(":")[0]
+        path.write_text(f"svmstruct-model 1\nloss svmstruct.problems.{problem}\nn_features 40\nthreshold 0.0\n"
+                        f"weights 40\n{weights}")
+        seen.append(subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, env=env,
+                                   check=True).stdout.split())
+    assert [loaded for _, loaded in seen] == ["True", "False"]
+    assert seen[0][0] == seen[1][0]

@@ -36,6 +36,9 @@ class StructuredProblem:
     line). Options are keyword arguments of the constructor, kept in self.options and written to model files;
     `svmstruct learn --problem MODULE:CLASS` builds the class without options."""
 
+    kernel_predictions = False  # predict runs numba kernels whatever the input's size: a lone classify pays numba's
+    # start-up anyway, so its model's weights are read by the kernel too (model.load_model, compute.paths)
+
     def __init__(self, **options: Any):
         self.options = options
 

@@ -41,6 +41,8 @@ def _transition_order(value) -> str | None:
 class HMM(StructuredProblem):
     """SVM-hmm: a hidden Markov model of transitions of order 0-3 trained as a structural SVM."""
 
+    kernel_predictions = True  # Viterbi (problems.viterbi)
+
     declared = (Option("tags", ("--tags",), "int", "the number of tags K (default: the training data's largest)",
                        check=positive_int, metavar="K"),
                 Option("features", ("--features",), "int", "the number of features D (default: the training "
