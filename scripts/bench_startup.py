@@ -1,7 +1,8 @@
 """Lone commands against the interpreter's floor and the C programs they replace, whole processes, in one run.
 
 Every row is a command run as its own process (SVMSTRUCT_RESIDENT=0), median wall time of --runs and its peak
-resident memory, beside `python -c "import numpy"` (the floor: no command can start faster) and, where $ANCHOR_BIN
+resident memory, beside `python -c "import numpy"` (the floor: no command can start faster), numba's floor (import
+it, run one cached kernel: what any command that runs a kernel pays at least) and, where $ANCHOR_BIN
 holds it, the original program on the same files (trec_eval on the qrels and a TREC run of the same scores,
 svm_rank_learn and svm_rank_classify):
 - `--help`, `losses` (target: <= 1.5x the floor);
@@ -27,6 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SVM = str(Path(sys.executable).parent / "svmstruct")
 OWN = {**os.environ, "SVMSTRUCT_RESIDENT": "0"}
 OWN.pop("SVMSTRUCT_PATH", None)
+
+
+# numba imported and one kernel of the smallest module run from the cache (numba's CPU target and typing registries
+# load with the first kernel: scipy.linalg among them, for numba's BLAS check)
+NUMBA_FLOOR = "from svmstruct.io import float_text; float_text.read_id_value_lines(['1 0.5'])"
 
 
 def run(cmd: list, env: dict) -> tuple:
@@ -90,6 +96,7 @@ def main():
         run([SVM, "learn", "-l", "pairs", "-c", "1", "-v", "0", str(small / "train.txt"), model], OWN)
         run([SVM, "classify", test, model, scores], OWN)
         floor = measured([sys.executable, "-c", "import numpy"], args.runs)
+        numba_floor = measured([sys.executable, "-c", NUMBA_FLOOR], args.runs)
         qrels, trec_run = trec_files(test, scores, tmp)
         originals = {
             "eval": [str(anchor / "trec_eval"), "-m", "map", "-m", "ndcg_cut.10", qrels, trec_run],
@@ -119,6 +126,8 @@ def main():
         switch = _switch_rows(mq2008, tmp, args.runs) if mq2008.is_dir() else []
     print(f"median wall of {args.runs} runs (s) and peak memory (MB), each command its own process; the floor is "
           f"python -c 'import numpy': {floor[0]:.3f} s, {floor[1]:.0f} MB")
+    print(f"numba's floor, one cached kernel run (any command that runs one pays it): {numba_floor[0]:.3f} s "
+          f"({numba_floor[0] / floor[0]:.2f}x), {numba_floor[1]:.0f} MB")
     print(f"{'command':<48} {'s':>6} {'x floor':>8} {'MB':>5}  {'target':<18} {'the original':<20}")
     for name, seconds, megabytes, ratio, most, original, _ in rows:
         target = " ".join(filter(None, [f"<= {ratio:g}x" if ratio else "", f"<= {most} MB" if most else ""]))
