@@ -169,15 +169,16 @@ def _text(value: str) -> str:
     return value
 
 
-# header keys the format gives a meaning of its own (the `kernel.*` and `option.*` prefixes too)
+# header keys the format gives a meaning of its own, and the prefixes of its own keys
 RESERVED_KEYS = ("loss", "n_features", "threshold", "weights", "basis", "kernel", "map.basis")
+RESERVED_PREFIXES = ("kernel.", "option.", "map.")
 
 
 def _check_key(key, where: str) -> str:
     """A header or option key as one token a reader gets back as itself (a programming error otherwise)."""
     text = str(key)
     if not text or not text.isprintable() or " " in text or (where == "header" and (
-            text in RESERVED_KEYS or text.startswith(("kernel.", "option.", "map.")))):
+            text in RESERVED_KEYS or text.startswith(RESERVED_PREFIXES))):
         raise ValueError(f"model {where} key {text!r} cannot be written (a reserved or not a one-word key)")
     return text
 

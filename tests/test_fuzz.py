@@ -685,7 +685,7 @@ def test_the_prediction_reader_takes_one_finite_number_a_line(workdir, raw):
 VALUE_TEXT = st.text(min_size=1, max_size=12)
 KEY = st.text(min_size=1, max_size=10).filter(
     lambda k: k.isprintable() and " " not in k and k not in model.RESERVED_KEYS
-    and not k.startswith(("option.", "kernel.")))
+    and not k.startswith(model.RESERVED_PREFIXES))
 HEADER_VALUE = st.one_of(VALUE_TEXT, st.floats(allow_nan=False, allow_infinity=False), st.integers(-10**20, 10**20),
                          st.booleans())
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
