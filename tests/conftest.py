@@ -41,10 +41,28 @@ def _count_served(request):
         _THROUGH_THE_WORKER.add(request.node.nodeid)
 
 
+def _counts() -> tuple:
+    """(commands served, tests that had one served, servers) of this process's suite servers."""
+    return _served(), len(_THROUGH_THE_WORKER), len(list(WORKER_DIR.glob("*.sock")))
+
+
+_FROM_PYTEST_WORKERS: list = []  # under pytest-xdist each of its workers has servers of its own: their _counts()
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workeroutput"):  # a pytest-xdist worker: its counts go to the controller
+        session.config.workeroutput["served"] = _counts()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _FROM_PYTEST_WORKERS.append(getattr(node, "workeroutput", {}).get("served", (0, 0, 0)))
+
+
 def pytest_terminal_summary(terminalreporter):
-    servers = len(list(WORKER_DIR.glob("*.sock")))
-    terminalreporter.write_line(f"resident worker: {_served()} commands of {len(_THROUGH_THE_WORKER)} tests served "
-                                f"by {servers} server(s) of the suite (tests/test_resident.py has its own)")
+    served, tests, servers = (sum(c) for c in zip(_counts(), *_FROM_PYTEST_WORKERS))
+    terminalreporter.write_line(f"resident worker: {served} commands of {tests} tests served by {servers} server(s) "
+                                "of the suite (tests/test_resident.py has its own)")
 
 
 def pytest_unconfigure(config):
