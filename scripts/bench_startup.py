@@ -30,9 +30,11 @@ OWN = {**os.environ, "SVMSTRUCT_RESIDENT": "0"}
 OWN.pop("SVMSTRUCT_PATH", None)
 
 
-# numba imported and one kernel of the smallest module run from the cache (numba's CPU target and typing registries
-# load with the first kernel: scipy.linalg among them, for numba's BLAS check)
-NUMBA_FLOOR = "from svmstruct.io import float_text; float_text.read_id_value_lines(['1 0.5'])"
+# numba imported and one kernel run from the cache (numba's CPU target and typing registries load with the first
+# kernel: scipy.linalg among them, for numba's BLAS check); the process ends as a command's does, without the
+# interpreter's teardown (svmstruct.__main__._leave)
+NUMBA_FLOOR = ("from svmstruct.io import float_text; float_text.read_id_value_lines(['1 0.5']); "
+               "import os; os._exit(0)")
 
 
 def run(cmd: list, env: dict) -> tuple:
