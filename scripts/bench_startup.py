@@ -24,6 +24,8 @@ from pathlib import Path
 
 from svmstruct.worker import control
 
+import experiment
+
 ROOT = Path(__file__).resolve().parents[1]
 SVM = str(Path(sys.executable).parent / "svmstruct")
 OWN = {**os.environ, "SVMSTRUCT_RESIDENT": "0"}
@@ -73,15 +75,9 @@ def trec_files(test: str, scores: str, folder: str) -> tuple:
 
 def start_resident(folder: str) -> dict:
     """The environment of a Makefile's recipe, with a resident worker running in FOLDER."""
-    env = {**OWN, "MAKEFLAGS": "", "MAKELEVEL": "1", "SVMSTRUCT_RESIDENT_DIR": folder}
+    env = {**OWN, "MAKEFLAGS": "", "MAKELEVEL": "1"}
     env.pop("SVMSTRUCT_RESIDENT")
-    run([SVM, "--version"], env)
-    deadline = time.monotonic() + 60
-    while not list(Path(folder).glob("*.sock")):
-        if time.monotonic() > deadline:
-            sys.exit("the resident worker did not start")
-        time.sleep(0.05)
-    return env
+    return experiment.resident_worker(SVM, folder, env)
 
 
 def main():
