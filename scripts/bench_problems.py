@@ -33,6 +33,7 @@ import numpy as np
 from svmstruct.worker import control
 
 import experiment
+import served
 
 SVM = str(Path(sys.executable).with_name("svmstruct"))
 os.environ["SVMSTRUCT_RESIDENT"] = "0"  # every command timed in its own process, inside make too
@@ -193,7 +194,7 @@ def main():
           "| classify s, worker |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="svmp") as sockets:
-        WORKER.append(experiment.resident_worker(SVM, sockets, {**os.environ, "SVMSTRUCT_RESIDENT": "1"}))
+        WORKER.append(served.resident_worker(SVM, sockets, {**os.environ, "SVMSTRUCT_RESIDENT": "1"}))
         try:
             cases(out, struct, anchor)
         finally:

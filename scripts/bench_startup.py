@@ -24,7 +24,7 @@ from pathlib import Path
 
 from svmstruct.worker import control
 
-import experiment
+import served
 
 ROOT = Path(__file__).resolve().parents[1]
 SVM = str(Path(sys.executable).parent / "svmstruct")
@@ -77,7 +77,7 @@ def start_resident(folder: str) -> dict:
     """The environment of a Makefile's recipe, with a resident worker running in FOLDER."""
     env = {**OWN, "MAKEFLAGS": "", "MAKELEVEL": "1"}
     env.pop("SVMSTRUCT_RESIDENT")
-    return experiment.resident_worker(SVM, folder, env)
+    return served.resident_worker(SVM, folder, env)
 
 
 def main():

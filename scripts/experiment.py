@@ -67,19 +67,6 @@ def time_v(cmd: list) -> tuple[str, float, float]:
     return run.stdout + run.stderr, *time_v_figures(run.stderr)
 
 
-def resident_worker(svmstruct: str, folder: str, env: dict) -> dict:
-    """ENV with a resident worker of its own in FOLDER serving its commands (as inside make, or SVMSTRUCT_RESIDENT=1
-    from a shell), its server started and listening; control.stop_servers(FOLDER, every=True) stops it."""
-    env = {**env, "SVMSTRUCT_RESIDENT_DIR": folder}
-    subprocess.run([svmstruct, "--version"], env=env, capture_output=True, check=True)
-    deadline = time.monotonic() + 60
-    while not list(Path(folder).glob("*.sock")):
-        if time.monotonic() > deadline:
-            sys.exit("the resident worker did not start")
-        time.sleep(0.05)
-    return env
-
-
 def synthetic_ltr(path: Path, queries: int, shared: Path, *options: str) -> None:
     """Generate ../shared/tools/make_synthetic_ltr.py's file of `queries` queries at path once (if absent);
     `options` are the tool's (--docs, --features, --seed)."""
