@@ -353,21 +353,29 @@ def test_the_training_loops_products_take_the_kernel_once_numba_runs_kernels():
 
 def test_a_model_whose_predictions_run_kernels_has_its_weights_read_by_the_kernel(tmp_path):
     """classify of an hmm model runs numba's Viterbi whatever its size, so its weights are read by the kernel (the
-    OCR letters' --t 2 --e 1 model, 84,287 weights: 0.5 s by the twin), alike; a multiclass model of as few weights,
-    whose predictions are scipy's product, by the twin, without numba."""
+    OCR letters' --t 2 --e 1 model, 84,287 weights: 0.5 s by the twin), alike, in our format and svm_hmm's; a
+    multiclass model of as few weights, whose predictions are scipy's product, by the twin, without numba."""
     import subprocess
     import sys
 
-    weights = "".join(f"{j} {(-1) ** j * j / 7!r}\n" for j in range(1, 41))
+    from svmstruct import model
+
+    options = "option.tags 4\noption.features 8\noption.transitions 1\noption.emissions 0\n"  # 4 x 8 + 4 x 4 weights
+    weights = "".join(f"{j} {(-1) ** j * j / 7!r}\n" for j in range(1, 49))
     probe = ("import sys; from svmstruct.model import load_model; m = load_model(sys.argv[1]); "
              "print(m.w.tobytes().hex(), 'svmstruct.io.float_text' in sys.modules)")
     env = {k: v for k, v in __import__("os").environ.items() if k != "SVMSTRUCT_PATH"}
-    seen = []
+    paths = []
     for problem in ("hmm:HMM", "multiclass:Multiclass"):
-        path = tmp_path / problem.split(":")[0]
-        path.write_text(f"svmstruct-model 1\nloss svmstruct.problems.{problem}\nn_features 40\nthreshold 0.0\n"
-                        f"weights 40\n{weights}")
-        seen.append(subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, env=env,
-                                   check=True).stdout.split())
-    assert [loaded for _, loaded in seen] == ["True", "False"]
+        paths.append(tmp_path / problem.split(":")[0])
+        paths[-1].write_text(f"svmstruct-model 1\nloss svmstruct.problems.{problem}\n{options}n_features 48\n"
+                             f"threshold 0.0\nweights 48\n{weights}")
+    paths.append(tmp_path / "svm_hmm")
+    model.save_model(model.load_model(paths[0]), paths[-1], fmt="svm_hmm")
+    seen = [subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, env=env,
+                           check=True).stdout.split() for path in paths]
+    assert [loaded for _, loaded in seen] == ["True", "False", "True"]
     assert seen[0][0] == seen[1][0]
+    by_twin = subprocess.run([sys.executable, "-c", probe, str(paths[-1])], capture_output=True, text=True,
+                             env={**env, "SVMSTRUCT_PATH": "twin"}, check=True).stdout.split()
+    assert by_twin[0] == seen[2][0]  # (svm_hmm writes 8 digits: its weights are not ours to the bit)
