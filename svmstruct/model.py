@@ -266,8 +266,9 @@ def load_model(path) -> Model:
         return _parse_svmlight(rows, path)
     from svmstruct.io import model_files
 
-    if model_files.kind_of(first):
-        if _predicts_by_kernels(model_files.PROBLEMS[model_files.kind_of(first)]):
+    original = model_files.kind_of(first)
+    if original:
+        if _predicts_by_kernels(model_files.PROBLEMS[original]):
             import svmstruct.io.float_text  # noqa: F401 - loaded: its weights are read by the kernel (compute.paths)
         kind, options, w, at = model_files.read(rows, path)
         return Model(w=w, loss=model_files.PROBLEMS[kind], options={k: str(v) for k, v in options.items()},
