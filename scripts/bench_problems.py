@@ -149,7 +149,7 @@ def case(name: str, problem: str, train: Path, test: Path, C: str, eps: str, our
         text, seconds, peak = measured([SVM, "learn", "--problem", problem, "-c", C, "-e", eps, *ours, train, model])
         classify = [SVM, "classify", *(["--b", beam] if beam else []), test, model]
         _, classified, _ = measured([*classify, pred])
-        served = served_wall([*classify, Path(tmp) / "served"], pred)
+        served_s = served_wall([*classify, Path(tmp) / "served"], pred)
         row = [f"{pval(text):.4f}", f"{accuracy(pred, test):.4f}", f"{seconds:.2f}", f"{peak:.0f}", f"{classified:.2f}"]
         learn = Path(anchor or "/nonexistent") / f"svm_{problem}_learn"
         if learn.exists() and theirs is not None:
@@ -160,7 +160,7 @@ def case(name: str, problem: str, train: Path, test: Path, C: str, eps: str, our
                     f"{classified:.2f}"]
         else:
             row += ["", "", "", "", ""]
-    return f"| {name} | " + " | ".join([*row, f"{served:.2f}"]) + " |"
+    return f"| {name} | " + " | ".join([*row, f"{served_s:.2f}"]) + " |"
 
 
 def served_wall(cmd: list, same_as: Path) -> float:
