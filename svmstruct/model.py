@@ -268,8 +268,7 @@ def load_model(path) -> Model:
 
     original = model_files.kind_of(first)
     if original:
-        if _predicts_by_kernels(model_files.PROBLEMS[original]):
-            import svmstruct.io.float_text  # noqa: F401 - loaded: its weights are read by the kernel (compute.paths)
+        _weights_by_kernel_for(model_files.PROBLEMS[original])
         kind, options, w, at = model_files.read(rows, path)
         return Model(w=w, loss=model_files.PROBLEMS[kind], options={k: str(v) for k, v in options.items()},
                      format=f"svm_{kind}", lines={f"option.{key}": line for key, line in at.items()})
@@ -325,8 +324,7 @@ def _parse_svmstruct(first: str, lines, path: str) -> Model:
         model.kernel = _parse_kernel(kernel, lines.rest(), n_weights, n_features, path, body)
         model.w = np.zeros(n_features)
         return model
-    if _predicts_by_kernels(model.loss):
-        import svmstruct.io.float_text  # noqa: F401 - loaded: weight_lines takes its kernel (compute.paths)
+    _weights_by_kernel_for(model.loss)
     ids, weights = weight_lines(lines, n_weights, n_features, path)
     if np.any(ids[1:] <= ids[:-1]):  # our writer writes them in order: sorted only when they are not
         order = np.argsort(ids, kind="stable")
@@ -339,13 +337,15 @@ def _parse_svmstruct(first: str, lines, path: str) -> Model:
     return model
 
 
-def _predicts_by_kernels(loss: str) -> bool:
-    """Whether LOSS is a structured problem of svmstruct's whose predictions run numba kernels whatever their size
-    (StructuredProblem.kernel_predictions): classify pays numba's start-up for them anyway."""
+def _weights_by_kernel_for(loss: str) -> None:
+    """Load io.float_text (weight_lines then takes its kernel: compute.paths) when LOSS is a registered problem whose
+    predictions run numba kernels whatever their size (StructuredProblem.kernel_predictions): classify pays numba's
+    start-up for them anyway. A problem's name is MODULE:CLASS; a loss's has no colon (no registry loaded for it)."""
     from svmstruct import registry
 
-    found = registry.PROBLEMS.get(loss)
-    return bool(found and found.problem.kernel_predictions)
+    found = registry.PROBLEMS.get(loss) if ":" in loss else None
+    if found and found.problem.kernel_predictions:
+        import svmstruct.io.float_text  # noqa: F401
 
 
 def _parse_kernel(fields: dict, rows: list, size: int, n_features: int, path: str, body: int):

@@ -37,7 +37,7 @@ class StructuredProblem:
     `svmstruct learn --problem MODULE:CLASS` builds the class without options."""
 
     kernel_predictions = False  # predict runs numba kernels whatever the input's size: a lone classify pays numba's
-    # start-up anyway, so its model's weights are read by the kernel too (model.load_model, compute.paths)
+    # start-up anyway, so its model's weights are read by the kernel too (model._weights_by_kernel_for, compute.paths)
 
     def __init__(self, **options: Any):
         self.options = options
