@@ -67,7 +67,7 @@ lint: install-test
 	$(BIN)/ruff check svmstruct tests scripts
 	$(BIN)/mypy
 
-# The suite without the tests marked slow (4.5 min on 2 cores from a clean clone, 2026-11-29): for quick iterations;
+# The suite without the tests marked slow (6 min on 2 cores from a clean clone, install included, 2026-11-29): for quick iterations;
 # make test runs all.
 test-fast: install-test
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 -m "not slow"
