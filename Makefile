@@ -67,8 +67,8 @@ lint: install-test
 	$(BIN)/ruff check svmstruct tests scripts
 	$(BIN)/mypy
 
-# The suite without the tests marked slow (6 min on 2 cores from a clean clone, install included, 2026-11-29): for quick iterations;
-# make test runs all.
+# The suite without the tests marked slow (6 min on 2 cores from a clean clone, install included, 2026-11-29): for
+# quick iterations; make test runs all.
 test-fast: install-test
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 -m "not slow"
 
