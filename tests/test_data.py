@@ -176,6 +176,30 @@ def test_docid_kernel_equals_the_regular_expression(tmp_path):
                                                           for i, e in enumerate(expected)]
 
 
+def test_the_word_scans_stop_where_a_byte_loop_stops():
+    """svmlight_parser._data_end reads 8 bytes at a time: on random texts of every length and start (so every
+    alignment), with bytes whose high bit is set (where a zero-byte test can borrow), it stops at the first '#' or
+    newline from its start, as a loop over the bytes; gather_spans gives the spans' bytes one after another and
+    whether they are all ASCII."""
+    from svmstruct.compute.jit import kernel_bytes
+    from svmstruct.io import svmlight_parser as parser
+
+    rng = np.random.default_rng(5)
+    for _ in range(4000):
+        raw = rng.integers(0, 256, int(rng.integers(0, 48)), dtype=np.uint8)
+        for _ in range(int(rng.integers(0, 3))):  # a few more stops than chance gives
+            if len(raw):
+                raw[rng.integers(0, len(raw))] = rng.choice([ord("#"), ord("\n")])
+        text = bytes(raw)
+        p = int(rng.integers(0, len(text) + 1))
+        stops = [k for k in range(p, len(text)) if text[k] in b"#\n"]
+        assert parser._data_end(kernel_bytes(text), p, len(text)) == (stops[0] if stops else len(text)), (text, p)
+        spans = np.sort(rng.integers(0, len(text) + 1, (int(rng.integers(0, 4)), 2)), axis=1)
+        gathered, ascii = parser.gather_spans(kernel_bytes(text), spans[:, 0].copy(), spans[:, 1].copy())
+        expected = b"".join(text[a:b] for a, b in spans)
+        assert gathered.tobytes() == expected and ascii == expected.isascii()
+
+
 def test_chunks_parsed_on_several_threads_give_the_same_dataset(tmp_path, monkeypatch):
     """A file read in many small chunks, on one thread and on two (chunks are counted and parsed in
     parallel from offsets known after the first pass), equals the file read in one piece; an error in a

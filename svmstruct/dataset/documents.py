@@ -73,22 +73,17 @@ class Docids:
         self._parts.append(blob)
         self._lengths.append(np.fromiter(map(len, docids), dtype=np.int64, count=len(docids)))
 
-    def extend_spans(self, text: np.ndarray, start: np.ndarray, end: np.ndarray, lines: np.ndarray) -> None:
-        """extend() with the docids at text[start[i]:end[i]] (bytes of a chunk of a file), gathered in one
-        numpy step; a row without one (start < 0) gets `L<line>`."""
-        missing = start < 0
-        if missing.any():  # rare: the per-row path
+    def extend_spans(self, text: np.ndarray, start: np.ndarray, end: np.ndarray, gathered: np.ndarray | None,
+                     lines: np.ndarray) -> None:
+        """extend() with the docids at text[start[i]:end[i]] (bytes of a chunk of a file): GATHERED holds them one
+        after another (io.svmlight_parser.gather_spans) when every row has one and they are all ASCII; else (None)
+        they are taken row by row, a row without one (start < 0) getting `L<line>`."""
+        if gathered is None:  # rare: the per-row path (invalid UTF-8 replaced as docid_from_comment does)
             self.extend([bytes(text[a:b]) if a >= 0 else b"L%d" % line
                          for a, b, line in zip(start.tolist(), end.tolist(), lines.tolist())])
             return
-        lengths = (end - start).astype(np.int64)
-        positions = np.repeat(start - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
-        blob = text[positions].tobytes()
-        if not blob.isascii():  # invalid UTF-8 replaced as docid_from_comment does: the per-row path
-            self.extend([bytes(text[a:b]) for a, b in zip(start.tolist(), end.tolist())])
-            return
-        self._parts.append(blob)
-        self._lengths.append(lengths)
+        self._parts.append(gathered.tobytes())
+        self._lengths.append((end - start).astype(np.int64))
 
     def hashes(self) -> np.ndarray:
         """A 64-bit hash of every docid: equal docids have equal hashes (FNV-1a over its first 64 bytes, seeded with

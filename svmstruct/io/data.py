@@ -185,9 +185,9 @@ def _read_from(f, name: str, seekable: bool, n_features: int | None, dtype, layo
             line, row, nz = line + lines_in, row + r, nz + z
         parse = lambda item: _parse_kernel(item[0], item[1], out, name)  # noqa: E731
         parsed_rows = 0
-        for (buf, (_, first_line, first_row, _)), calls in _in_order(pool, threads, parse,
-                                                                         zip(source(), starts)):
-            problem = _finish_chunk(buf, calls, first_line, first_row, out, docids)
+        for (buf, (_, first_line, first_row, _)), (calls, spans) in _in_order(pool, threads, parse,
+                                                                                  zip(source(), starts)):
+            problem = _finish_chunk(buf, calls, first_line, first_row, out, docids, spans)
             if problem is not None:
                 raise _first_error(problem, out, first_row, calls[-1][-1], name)
             parsed_rows = calls[-1][-1]
@@ -328,11 +328,12 @@ def _read_labels(f, name: str, dtype) -> Dataset:
     with ThreadPoolExecutor(threads) as pool:
         size = heads.plain_size(f)
         parse = lambda buf: _parse_alone(buf, name)  # noqa: E731
-        for buf, (chunk, calls, lines_in) in _in_order(pool, threads, parse, _complete_chunks(f, name, threads + 2)):
+        for buf, (chunk, calls, lines_in, spans) in _in_order(pool, threads, parse,
+                                                              _complete_chunks(f, name, threads + 2)):
             more_than_targets = more_than_targets or _SECOND_TOKEN.search(buf) is not None
             n = calls[-1][-1]
             chunk.lines[:n] += first_line
-            problem = _finish_chunk(buf, calls, first_line, 0, chunk, docids)
+            problem = _finish_chunk(buf, calls, first_line, 0, chunk, docids, spans)
             if out is None:  # the file's rows estimated from the first chunk's (stdin, gzip: doubled as needed)
                 estimate = 64 * n if size is None else int(1.25 * n * size / len(buf))
                 out = _Arrays.empty(estimate + 1024, 0, np.float64, False, 0, features=False)
@@ -455,15 +456,34 @@ def _count(buf: bytes):
     return parser.count_lines(kernel_bytes(buf), len(buf))
 
 
-def _parse_kernel(buf: bytes, start: tuple, out: _Arrays, name: str) -> list:
+def _parse_kernel(buf: bytes, start: tuple, out: _Arrays, name: str) -> tuple:
     """Run the parsing kernel over one chunk of whole lines from its offsets (on a worker thread: the
     kernel releases the GIL). Returns the kernel's calls: (fallback slots, starts, ends, code, error
-    token span, previous index, the row reached); FULL asks for another call with more room."""
+    token span, previous index, the row reached), FULL asking for another call with more room; and the
+    docids of the chunk's rows (_docid_spans)."""
     size, line, row, nz = start
     if len(buf) != size:
         raise InputError("the file changed while it was read", name)
     calls, _, _ = _parse_calls(buf, line, row, nz, out, name)
-    return calls
+    return calls, _docid_spans(buf, out, row, calls[-1][-1])
+
+
+def _docid_spans(buf, out: _Arrays, first_row: int, row_end: int) -> tuple:
+    """(start, end, gathered) of the docids of out's rows first_row:row_end (a chunk's, on its parsing thread: the
+    kernels release the GIL): their byte spans in buf (-1 where a row has none), and, when every row has one and
+    they are all ASCII, their bytes one after another (else None: Docids.extend_spans takes them row by row)."""
+    from svmstruct.compute.jit import kernel_bytes
+    from svmstruct.io import svmlight_parser as parser
+
+    arr = kernel_bytes(buf)
+    start = np.empty(row_end, dtype=np.int64)  # indexed by row like the other arrays; only first_row: is used
+    end = np.empty(row_end, dtype=np.int64)
+    parser.docid_spans(arr, out.comment_start, out.comment_end, first_row, row_end, start, end)
+    start, end = start[first_row:], end[first_row:]
+    if len(start) == 0 or int(start.min()) < 0:
+        return start, end, None
+    gathered, ascii = parser.gather_spans(arr, start, end)
+    return start, end, gathered if ascii else None
 
 
 def _parse_calls(buf, line: int, row: int, nz: int, out: _Arrays, name: str, grow: bool = False) -> tuple:
@@ -496,19 +516,19 @@ def _parse_calls(buf, line: int, row: int, nz: int, out: _Arrays, name: str, gro
 
 
 def _parse_alone(buf, name: str) -> tuple:
-    """(_Arrays holding the chunk's rows first, the kernel's calls, its physical lines): a chunk parsed from line 0,
-    row 0, its features unread (_read_labels). The rows are calls[-1][-1]; a line the kernel stopped at may have
-    its target in the next row."""
+    """(_Arrays holding the chunk's rows first, the kernel's calls, its physical lines, its docids' _docid_spans): a
+    chunk parsed from line 0, row 0, its features unread (_read_labels). The rows are calls[-1][-1]; a line the
+    kernel stopped at may have its target in the next row."""
     out = _Arrays.empty(len(buf) // 256 + 64, 0, np.float64, False, 0, features=False)
     calls, out, lines_in = _parse_calls(buf, 0, 0, 0, out, name, grow=True)
-    return out, calls, lines_in
+    return out, calls, lines_in, _docid_spans(buf, out, 0, calls[-1][-1])
 
 
-def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out: _Arrays,
-                  docids: "Docids") -> tuple | None:
+def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out: _Arrays, docids: "Docids",
+                  spans: tuple) -> tuple | None:
     """In file order: convert the tokens off the kernel's fast path and add the docids of the chunk's rows
-    (out's rows first_row: on); its first problem, (line, message), if it has one (the line found from the
-    problem's byte position and the lines before the chunk)."""
+    (out's rows first_row: on; SPANS: their _docid_spans); its first problem, (line, message), if it has one (the
+    line found from the problem's byte position and the lines before the chunk)."""
     from svmstruct.compute.jit import kernel_bytes
     from svmstruct.io import svmlight_parser as parser
 
@@ -540,11 +560,8 @@ def _finish_chunk(buf: bytes, calls: list, first_line: int, first_row: int, out:
             if newlines is None:
                 newlines = np.flatnonzero(arr == parser.NEWLINE)
             return first_line + int(np.searchsorted(newlines, position)) + 1, message
-    row_end = calls[-1][-1]
-    start = np.empty(row_end, dtype=np.int64)  # indexed by row like the other arrays; only first_row: is used
-    end = np.empty(row_end, dtype=np.int64)
-    parser.docid_spans(arr, out.comment_start, out.comment_end, first_row, row_end, start, end)
-    docids.extend_spans(arr, start[first_row:], end[first_row:], out.lines[first_row:row_end])
+    start, end, gathered = spans
+    docids.extend_spans(arr, start, end, gathered, out.lines[first_row:calls[-1][-1]])
     return None
 
 

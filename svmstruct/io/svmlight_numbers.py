@@ -27,6 +27,21 @@ def _byte_at(typingctx, buf, p):
 _at: Any = intrinsic(_byte_at)  # (Any: the intrinsic's call signature, without typingctx, is unknown to mypy)
 
 
+def _word_at_codegen(typingctx, buf, p):
+    """The 8 bytes buf[p:p + 8] as one little-endian uint64, loaded unaligned (as _byte_at: no bounds check; every
+    caller keeps p + 8 <= n)."""
+    def codegen(context, builder, signature, args):
+        from llvmlite import ir
+
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        word = builder.bitcast(builder.gep(array.data, [args[1]]), ir.IntType(64).as_pointer())
+        return builder.load(word, align=1)
+    return types.uint64(buf, p), codegen
+
+
+_word_at: Any = intrinsic(_word_at_codegen)
+
+
 @njit(cache=True)
 def _spells(buf, k, word):
     """buf[k:k + len(word)] == word (the caller knows those bytes exist)."""

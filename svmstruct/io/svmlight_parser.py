@@ -37,6 +37,7 @@ from svmstruct.io.svmlight_numbers import (
     _parse_int,
     _plain_decimal,
     _spells,
+    _word_at,
     fast_float,
     is_decimal,
     scan_float,
@@ -45,6 +46,8 @@ from svmstruct.io.svmlight_numbers import (
 NEWLINE, CR, HASH, SPACE, TAB, COLON = 10, 13, 35, 32, 9, 58
 
 CHECK_ONLY = -(2**62)  # fallback slot of a token that is checked but not stored (cost:<number>)
+ONES, HIGHS = np.uint64(0x0101010101010101), np.uint64(0x8080808080808080)  # _data_end's words
+NEWLINES, HASHES = ONES * np.uint64(NEWLINE), ONES * np.uint64(HASH)
 QID, SID, COST, DOCID = (np.frombuffer(word, dtype=np.uint8) for word in (b"qid", b"sid", b"cost", b"docid"))
 
 @njit(cache=True)
@@ -119,7 +122,14 @@ def _line_end(buf, p, n):
 
 @njit(cache=True)
 def _data_end(buf, p, n):
-    """The position of the first '#' or newline from p (n if none)."""
+    """The position of the first '#' or newline from p (n if none): 8 bytes at a time up to the word that holds one
+    (a word has a zero byte where (w - ONES) & ~w & HIGHS is not 0), then byte by byte."""
+    while p + 8 <= n:
+        word = _word_at(buf, p)
+        newline, comment = word ^ NEWLINES, word ^ HASHES
+        if ((newline - ONES) & ~newline | (comment - ONES) & ~comment) & HIGHS:
+            break
+        p += 8
     while p < n:
         c = _at(buf, p)
         if c == NEWLINE or c == HASH:
@@ -442,3 +452,22 @@ def docid_spans(buf, comment_start, comment_end, row0, row1, start, end):
             t, q = _next_token(buf, c0, c1)
             if q > t:
                 start[r], end[r] = t, q
+
+
+@njit(cache=True, nogil=True)
+def gather_spans(buf, start, end):
+    """(the bytes buf[start[i]:end[i]] of every i one after another, True when they are all ASCII); every
+    start >= 0."""
+    total = 0
+    for i in range(start.shape[0]):
+        total += end[i] - start[i]
+    out = np.empty(total, dtype=np.uint8)
+    at = 0
+    seen = np.uint8(0)  # every byte or-ed: its high bit is set if one byte is not ASCII
+    for i in range(start.shape[0]):
+        for k in range(start[i], end[i]):
+            b = _at(buf, k)
+            out[at] = b
+            seen |= b
+            at += 1
+    return out, seen < 128
