@@ -162,18 +162,26 @@ def test_chunk_boundaries_and_lines_longer_than_the_buffer(monkeypatch):
     assert pieces.docids == whole.docids and np.array_equal(pieces.line, whole.line)
 
 
-def test_docid_kernel_equals_the_regular_expression(tmp_path):
+@pytest.mark.parametrize("chunk", [None, 512])
+def test_docid_kernel_equals_the_regular_expression(tmp_path, monkeypatch, chunk):
     """The docids of a file (a numba kernel over the comments) against data.docid_from_comment, the regular
-    expression `docid\\s*=\\s*(\\S+)` or else the first token, on random comments built from its pieces."""
+    expression `docid\\s*=\\s*(\\S+)` or else the first token, on random comments built from its pieces,
+    by both kernel readers; in small chunks too, where some chunks hold only ASCII docids (copied out by the kernel
+    at once) and others a row without one or a byte beyond ASCII (taken row by row)."""
     rng = np.random.default_rng(0)
     pieces = [b"docid", b"doc", b"id", b"=", b" ", b"\t", b"\x0b", b"\x0c", b"GX", b"-1", b"d\xc3\xa9", b"\xff",
               b"#", b"docid=", b"docid =  ", b"x"]
-    comments = [b"".join(pieces[k] for k in rng.integers(0, len(pieces), rng.integers(0, 8))) for _ in range(3000)]
+    comments = [b"".join(pieces[k] for k in rng.integers(0, len(pieces), rng.integers(0, 8))) if (i // 40) % 2
+                else b"docid = GX%d" % i for i in range(3000)]
     path = tmp_path / "comments.txt"
     path.write_bytes(b"".join(b"1 qid:1 1:1 #" + c + b"\n" for c in comments))
     expected = [data.docid_from_comment(c) for c in comments]
-    assert list(data.read_svmlight(str(path)).docids) == [e if e is not None else f"L{i + 1}"
-                                                          for i, e in enumerate(expected)]
+    monkeypatch.setenv("SVMSTRUCT_PATH", "kernel")  # the kernels read it, however small (compute.paths)
+    if chunk:
+        monkeypatch.setattr(data, "CHUNK", chunk)
+    for features in (True, False):
+        assert list(data.read_svmlight(str(path), features=features).docids) == [
+            e if e is not None else f"L{i + 1}" for i, e in enumerate(expected)]
 
 
 def test_the_word_scans_stop_where_a_byte_loop_stops():
