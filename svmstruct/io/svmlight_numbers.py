@@ -28,8 +28,8 @@ _at: Any = intrinsic(_byte_at)  # (Any: the intrinsic's call signature, without 
 
 
 def _word_at_codegen(typingctx, buf, p):
-    """The 8 bytes buf[p:p + 8] as one little-endian uint64, loaded unaligned (as _byte_at: no bounds check; every
-    caller keeps p + 8 <= n)."""
+    """The 8 bytes buf[p:p + 8] as one uint64 in the machine's byte order (its callers ask only whether some byte is
+    zero), loaded unaligned (as _byte_at: no bounds check; every caller keeps p + 8 <= n)."""
     def codegen(context, builder, signature, args):
         from llvmlite import ir
 
