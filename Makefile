@@ -77,7 +77,7 @@ clean:
 
 # ---- benchmarks and reports against the original programs (need ../shared)
 .PHONY: bench-perf bench-f1-oracle bench-synth bench-dorm-oracle bench-assignment bench-hashed bench-engine bench-problems bench-dask \
-	bench-startup bench-big bench-threads bench-batch bench-kernel bench-eval parity-report
+	bench-startup bench-big bench-threads bench-batch bench-kernel bench-eval parity-report suite-profile
 bench-perf: install-test
 	$(BIN)/python scripts/bench_perf.py --shared $(SHARED)
 
@@ -184,6 +184,11 @@ bench-eval: install-test
 .PHONY: audit
 audit: install-test
 	$(BIN)/python scripts/audit_catalogue.py
+
+# where make test's time goes: the suite on two workers, each test's wall and CPU time (its own and its commands'),
+# the files and tests that cost the most CPU (PYTEST_ARGS: more arguments for pytest, e.g. -m "not slow")
+suite-profile: install-test
+	$(BIN)/python scripts/suite_profile.py -- $(PYTEST_ARGS)
 
 # SVM-multiclass and SVM-hmm beside svm_multiclass and svm_hmm (ANCHOR_BIN=dir holding their four programs):
 # objectives, test accuracy, time and memory on digits, 20-class text, the OCR letters and long sequences
