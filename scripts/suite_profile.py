@@ -2,9 +2,10 @@
 
 Runs pytest as `make test` does (`-n 2`) with this module as a plugin (`-p suite_profile`), which records for every
 test its wall time, the CPU time of the pytest worker (getrusage of itself) and of the processes the test waited for
-(getrusage of its children: the commands it ran). CPU that no test waited for is not in a row: the resident servers,
-Dask's workers. Then prints the whole run's wall and CPU time, and the files and tests that cost the most CPU, with
-their running share of the total.
+(getrusage of its children: the commands it ran). A child's CPU counts to the test during which it was reaped, so a
+test that reaps what an earlier one started (a Dask cluster) is charged for it; CPU that nothing waited for (the
+resident servers, which leave their parent) is in no row. Then prints the whole run's wall and CPU time, and the
+files and tests that cost the most CPU, with their running share of the total.
 On two cores a run cannot take less than its CPU time over two; `make test`'s target (issue 52: six minutes, install
 and lint included) is a budget of CPU seconds.
 Usage: python scripts/suite_profile.py [--top 40] [-- PYTEST ARGS]
